@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Everything a fresh machine needs before `npm start` or `npm test`:
+# Java 17 for Amazon's DynamoDB Local, and the npm packages (Node 22 comes in as a dev dependency).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v java >/dev/null 2>&1 || ! java -version 2>&1 | grep -qE 'version "(1[7-9]|2[0-9])'; then
+  echo "bootstrap: installing openjdk-17-jre-headless (DynamoDB Local needs Java 17)"
+  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+fi
+
+# Reinstall only when the lock file changed since the last install.
+stamp=node_modules/.forgebridge-lock-stamp
+if [ ! -f "$stamp" ] || ! cmp -s package-lock.json "$stamp"; then
+  echo "bootstrap: npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+  cp package-lock.json "$stamp"
+fi

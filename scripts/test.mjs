@@ -1,0 +1,83 @@
+// The whole test suite: lint + format check, type check, generated-file check, then every vitest project.
+// Prints a plain closing line `Tests: N passed, N failed` that CI reads.
+// `npm test -- <vitest args>` skips the static checks and passes the arguments to vitest.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const args = process.argv.slice(2);
+const root = new URL('..', import.meta.url).pathname;
+
+// No state in $HOME: osls, vitest and friends get a throw-away home for this run.
+const home = mkdtempSync(join(tmpdir(), 'forgebridge-home-'));
+const env = {
+  ...process.env,
+  HOME: home,
+  XDG_CONFIG_HOME: join(home, '.config'),
+  XDG_DATA_HOME: join(home, '.local/share'),
+  XDG_CACHE_HOME: join(home, '.cache'),
+  SLS_TELEMETRY_DISABLED: '1',
+  SLS_NOTIFICATIONS_MODE: 'off',
+};
+
+function run(label, command, commandArgs) {
+  process.stdout.write(`\n> ${label}\n`);
+  const result = spawnSync(command, commandArgs, { cwd: root, env, stdio: 'inherit' });
+  return result.status ?? 1;
+}
+
+const bin = (name) => join(root, 'node_modules/.bin', name);
+let failed = false;
+
+if (args.length === 0) {
+  const checks = [
+    ['lint and format (biome)', bin('biome'), ['ci', '.']],
+    ['type check (tsc)', bin('tsc'), ['-p', 'tsconfig.json', '--noEmit']],
+  ];
+  if (existsSync(join(root, 'scripts/generate-webhook-catalogue.ts'))) {
+    checks.push([
+      'generated files are up to date',
+      process.execPath,
+      ['--import', 'tsx', 'scripts/generate-webhook-catalogue.ts', '--check'],
+    ]);
+  }
+  for (const [label, command, commandArgs] of checks) {
+    if (run(label, command, commandArgs) !== 0) {
+      failed = true;
+      process.stdout.write(`${label}: FAILED\n`);
+    }
+  }
+}
+
+mkdirSync(join(root, '.tmp'), { recursive: true });
+const report = join(root, '.tmp/vitest-report.json');
+rmSync(report, { force: true });
+const vitestStatus = run('tests (vitest)', bin('vitest'), [
+  'run',
+  '--reporter=default',
+  '--reporter=json',
+  `--outputFile.json=${report}`,
+  ...args,
+]);
+
+let passed = 0;
+let failedTests = 0;
+let skipped = 0;
+if (existsSync(report)) {
+  const summary = JSON.parse(readFileSync(report, 'utf8'));
+  passed = summary.numPassedTests ?? 0;
+  failedTests = summary.numFailedTests ?? 0;
+  skipped = (summary.numPendingTests ?? 0) + (summary.numTodoTests ?? 0);
+}
+rmSync(home, { recursive: true, force: true });
+
+if (vitestStatus !== 0 || failedTests > 0) failed = true;
+if (passed === 0) {
+  process.stdout.write('no test was executed\n');
+  failed = true;
+}
+process.stdout.write(
+  `\nTests: ${passed} passed, ${failedTests} failed${skipped ? `, ${skipped} skipped` : ''}\n`,
+);
+process.exit(failed ? 1 : 0);
