@@ -14,7 +14,10 @@ fi
 # Reinstall only when the lock file changed since the last install.
 stamp=node_modules/.forgebridge-lock-stamp
 if [ ! -f "$stamp" ] || ! cmp -s package-lock.json "$stamp"; then
-  echo "bootstrap: npm ci"
-  npm ci --no-audit --no-fund --loglevel=error
+  # `npm ci` would refuse this lock: the registry reachable here lacks the other platforms' optional
+  # binaries (Biome's win32/darwin builds), so the lock records only the linux ones. `npm install` honours
+  # the lock's versions all the same and leaves it untouched with --no-save.
+  echo "bootstrap: npm install (from package-lock.json)"
+  npm install --no-save --no-audit --no-fund --loglevel=error
   cp package-lock.json "$stamp"
 fi
