@@ -1,0 +1,108 @@
+/**
+ * Defaults and fixed figures of the AWS-facing pieces. Every default is written once, here.
+ *
+ * @example
+ * ```ts
+ * import { AwsDefaults } from './constants.js';
+ * AwsDefaults.source; // 'forge.webhooks'
+ * ```
+ * @see https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-putevent-size.html
+ */
+export const AwsDefaults = {
+  /** EventBridge `Source` of every published delivery. */
+  source: 'forge.webhooks',
+  /** Largest PutEvents entry we send before the claim check kicks in: 256 KB (AWS's documented limit). */
+  maxEntryBytes: 256 * 1024,
+  /** Total time budget for publishing one delivery, retries included: 3 s (the forge waits about 10 s). */
+  publishBudgetMs: 3_000,
+  /** First retry delay; each retry doubles it, with full jitter. */
+  publishBaseDelayMs: 50,
+  /** Upper bound of a single retry delay. */
+  publishMaxDelayMs: 1_000,
+  /** Lifetime of a dedupe record: 7 days. */
+  dedupeTtlSeconds: 7 * 24 * 60 * 60,
+  /** Lifetime of an in-progress lock: the ingest Lambda's timeout (30 s unless configured). */
+  dedupeLockSeconds: 30,
+  /** A token within this many seconds of expiry is refreshed: 5 minutes. */
+  refreshWindowSeconds: 300,
+  /** Lifetime of a refresh lease: long enough for one token request (HTTP timeout 10 s) plus the write. */
+  leaseSeconds: 15,
+  /** How long a reader that lost the lease waits for the winner's token. */
+  leaseWaitMs: 5_000,
+  /** Poll interval of a reader waiting for the winner's token. */
+  leasePollMs: 100,
+  /** Cache age of the webhook secrets fetched from SSM: 5 minutes. */
+  secretsMaxAgeSeconds: 300,
+  /** Environment variable holding the secrets when running offline. */
+  secretsEnvVar: 'WEBHOOK_SECRET',
+  /** Key prefix of claim-check objects in S3. */
+  claimCheckPrefix: 'deliveries/',
+  /** Longest delivery id accepted (DynamoDB keys and S3 keys stay well within their limits). */
+  maxDeliveryIdLength: 256,
+} as const;
+
+/** Bytes EventBridge adds to every entry for its `Time` field. */
+export const ENTRY_TIME_BYTES = 14;
+
+/**
+ * States of a dedupe record.
+ *
+ * @example
+ * ```ts
+ * if (item.status === DedupeStatus.Done) return 'duplicate';
+ * ```
+ * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html
+ */
+export const DedupeStatus = {
+  InProgress: 'in_progress',
+  Done: 'done',
+} as const;
+/** A dedupe record state. */
+export type DedupeStatus = (typeof DedupeStatus)[keyof typeof DedupeStatus];
+
+/**
+ * Outcome of {@link DedupeStore.begin}.
+ *
+ * @example
+ * ```ts
+ * if ((await store.begin(id)) === BeginResult.Duplicate) return duplicateResponse();
+ * ```
+ * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/WorkingWithItems.html#WorkingWithItems.ConditionalUpdate
+ */
+export const BeginResult = {
+  New: 'new',
+  Duplicate: 'duplicate',
+  InProgress: 'in_progress',
+} as const;
+/** A {@link DedupeStore.begin} outcome. */
+export type BeginResult = (typeof BeginResult)[keyof typeof BeginResult];
+
+/**
+ * Attribute names of the dedupe table. `infra/tables.ts` and serverless.yml declare the same.
+ *
+ * @example
+ * ```ts
+ * { [DedupeTable.partitionKey]: 'f1e2', [DedupeTable.ttlAttribute]: 1767225600 }
+ * ```
+ * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html
+ */
+export const DedupeTable = {
+  /** Partition key (S): the delivery id. */
+  partitionKey: 'pk',
+  /** TTL attribute (N, epoch seconds): the record disappears 7 days after the delivery. */
+  ttlAttribute: 'expiresAt',
+} as const;
+
+/**
+ * Attribute names of the token table. `infra/tables.ts` and serverless.yml declare the same.
+ *
+ * @example
+ * ```ts
+ * { [TokenTable.partitionKey]: 'forge#ci-bot#repo', token: accessToken.toHash(), version: 3 }
+ * ```
+ * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.CoreComponents.html
+ */
+export const TokenTable = {
+  /** Partition key (S): `provider#clientId#scope`. */
+  partitionKey: 'pk',
+} as const;

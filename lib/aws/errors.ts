@@ -1,0 +1,116 @@
+/**
+ * Errors of the AWS-facing pieces: one base class, a few subclasses, each with a stable `code`.
+ * Messages are lowercase, quote the field, and never contain a secret or a token.
+ */
+
+/**
+ * Base class of every error thrown by `lib/aws`.
+ *
+ * @example
+ * ```ts
+ * try { await publisher.publish(delivery); } catch (error) { if (error instanceof AwsBridgeError) error.code; }
+ * ```
+ * @see https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEvents.html
+ */
+export class AwsBridgeError extends Error {
+  override name = 'AwsBridgeError';
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+  }
+}
+
+/**
+ * A delivery could not be put on the bus within the retry budget (or could not be stored for a claim check).
+ *
+ * @example
+ * ```ts
+ * catch (error) { if (error instanceof PublishError) return { statusCode: 503 }; }
+ * ```
+ * @see https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEventsResultEntry.html
+ */
+export class PublishError extends AwsBridgeError {
+  override name = 'PublishError';
+  /** How many PutEvents attempts were made. */
+  readonly attempts: number;
+  /** The last entry error code seen (e.g. `ThrottlingException`), when EventBridge returned one. */
+  readonly lastErrorCode: string | undefined;
+  constructor(
+    code: string,
+    message: string,
+    options: { cause?: unknown; attempts?: number; lastErrorCode?: string | undefined } = {},
+  ) {
+    super(code, message, options);
+    this.attempts = options.attempts ?? 0;
+    this.lastErrorCode = options.lastErrorCode;
+  }
+}
+
+/**
+ * A conditional write of the token store lost a race (another writer changed the version or holds the lease).
+ *
+ * @example
+ * ```ts
+ * catch (error) { if (error instanceof TokenStoreConflictError) token = await store.get(); }
+ * ```
+ * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html
+ */
+export class TokenStoreConflictError extends AwsBridgeError {
+  override name = 'TokenStoreConflictError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('token_store_conflict', message, options);
+  }
+}
+
+/**
+ * The token store could not produce a token: the refresh failed, the stored item is unreadable, or
+ * waiting for another refresher timed out. The `code` tells which.
+ *
+ * @example
+ * ```ts
+ * catch (error) { if (error instanceof TokenStoreError && error.code === 'refresh_failed') alert(); }
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-6
+ */
+export class TokenStoreError extends AwsBridgeError {
+  override name = 'TokenStoreError';
+}
+
+/**
+ * The webhook secrets could not be loaded (parameter missing, empty, or SSM unreachable).
+ *
+ * @example
+ * ```ts
+ * catch (error) { if (error instanceof SecretsError) logger.error(error.code); }
+ * ```
+ * @see https://docs.aws.amazon.com/systems-manager/latest/userguide/systems-manager-parameter-store.html
+ */
+export class SecretsError extends AwsBridgeError {
+  override name = 'SecretsError';
+}
+
+/**
+ * An EventBridge event could not be turned back into a delivery (bad shape, missing or altered S3 object).
+ *
+ * @example
+ * ```ts
+ * catch (error) { if (error instanceof ResolveDeliveryError && error.code === 'payload_integrity') throw error; }
+ * ```
+ * @see https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-events-structure.html
+ */
+export class ResolveDeliveryError extends AwsBridgeError {
+  override name = 'ResolveDeliveryError';
+}
+
+/** Whether an AWS SDK error is a failed DynamoDB condition check. */
+export function isConditionalCheckFailed(error: unknown): boolean {
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    'name' in error &&
+    (error.name === 'ConditionalCheckFailedException' ||
+      (error.name === 'TransactionCanceledException' &&
+        String((error as { message?: unknown }).message).includes('ConditionalCheckFailed')))
+  );
+}

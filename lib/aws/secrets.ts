@@ -1,0 +1,110 @@
+import { SSMProvider } from '@aws-lambda-powertools/parameters/ssm';
+import type { SSMClient } from '@aws-sdk/client-ssm';
+import { AwsDefaults } from './constants.js';
+import { SecretsError } from './errors.js';
+
+/**
+ * Options of {@link createSecretsProvider}. Defaults live in {@link AwsDefaults}.
+ */
+export interface SecretsProviderOptions {
+  /** SSM parameter (SecureString) holding the secret, or several separated by commas or newlines. */
+  parameterName?: string | undefined;
+  /** SSM client. Default: one constructed by powertools on first use. */
+  ssm?: SSMClient | undefined;
+  /** How long fetched secrets are reused, in seconds. Default 300. */
+  maxAgeSeconds?: number | undefined;
+  /** Read the secrets from an environment variable instead of SSM. Default: `IS_OFFLINE` is set (serverless-offline). */
+  offline?: boolean | undefined;
+  /** Variable holding the secrets when offline. Default `'WEBHOOK_SECRET'`. */
+  envVar?: string | undefined;
+  /** Environment to read (tests). Default `process.env`. */
+  env?: Record<string, string | undefined> | undefined;
+}
+
+/**
+ * Supplies the current webhook secrets (the first is the newest; any of them verifies a delivery).
+ *
+ * @example
+ * ```ts
+ * const secrets = await provider.getSecrets(); // ['new-secret', 'old-secret']
+ * ```
+ * @see https://docs.powertools.aws.dev/lambda/typescript/latest/features/parameters/
+ */
+export interface SecretsProvider {
+  getSecrets(): Promise<string[]>;
+}
+
+/**
+ * Splits a secret list: separated by commas or newlines, trimmed, empty entries and repeats dropped.
+ *
+ * @example
+ * ```ts
+ * parseSecretList('new-secret,\nold-secret\n'); // ['new-secret', 'old-secret']
+ * ```
+ * @see https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
+ */
+export function parseSecretList(value: string): string[] {
+  const secrets: string[] = [];
+  for (const part of value.split(/[,\r\n]/)) {
+    const secret = part.trim();
+    if (secret !== '' && !secrets.includes(secret)) secrets.push(secret);
+  }
+  return secrets;
+}
+
+function isOfflineEnv(env: Record<string, string | undefined>): boolean {
+  const flag = env.IS_OFFLINE?.toLowerCase();
+  return flag !== undefined && flag !== '' && flag !== 'false' && flag !== '0';
+}
+
+/**
+ * Webhook secrets from SSM Parameter Store (SecureString, decrypted, cached for `maxAgeSeconds` by powertools),
+ * or from an environment variable when running offline. Secret values are never logged and never appear in
+ * an error message.
+ *
+ * @example
+ * ```ts
+ * const provider = createSecretsProvider({ parameterName: '/forgebridge/webhook-secret', ssm: new SSMClient({}) });
+ * const secrets = await provider.getSecrets();
+ * ```
+ * @see https://docs.aws.amazon.com/systems-manager/latest/userguide/systems-manager-parameter-store.html
+ */
+export function createSecretsProvider(options: SecretsProviderOptions = {}): SecretsProvider {
+  const env = options.env ?? process.env;
+  const offline = options.offline ?? isOfflineEnv(env);
+  const maxAge = options.maxAgeSeconds ?? AwsDefaults.secretsMaxAgeSeconds;
+  if (!(maxAge >= 0)) throw new TypeError('"maxAgeSeconds" must be a non-negative number');
+  if (offline) {
+    const envVar = options.envVar ?? AwsDefaults.secretsEnvVar;
+    return {
+      async getSecrets() {
+        const secrets = parseSecretList(env[envVar] ?? '');
+        if (secrets.length === 0) {
+          throw new SecretsError('secrets_missing', `no webhook secret in environment variable "${envVar}"`);
+        }
+        return secrets;
+      },
+    };
+  }
+  const parameterName = options.parameterName;
+  if (!parameterName) throw new TypeError('"parameterName" is required unless running offline');
+  let provider: SSMProvider | undefined;
+  return {
+    async getSecrets() {
+      provider ??= new SSMProvider(options.ssm === undefined ? {} : { awsSdkV3Client: options.ssm });
+      let value: string | undefined;
+      try {
+        value = await provider.get(parameterName, { decrypt: true, maxAge });
+      } catch (error) {
+        throw new SecretsError('secrets_unavailable', `parameter "${parameterName}" could not be read`, {
+          cause: error,
+        });
+      }
+      const secrets = parseSecretList(value ?? '');
+      if (secrets.length === 0) {
+        throw new SecretsError('secrets_missing', `parameter "${parameterName}" holds no webhook secret`);
+      }
+      return secrets;
+    },
+  };
+}

@@ -1,0 +1,161 @@
+/**
+ * Shared shapes of the AWS-facing pieces.
+ */
+
+/** HTTP headers as API Gateway and Node hand them over: any case, single or repeated values. */
+export type HeaderMap = Record<string, string | string[] | undefined>;
+
+/**
+ * The transport-neutral request the ingest handles (what {@link fromApiGatewayEvent} produces).
+ *
+ * @example
+ * ```ts
+ * const request: IngestRequest = { headers: event.headers, body: event.body ?? '', isBase64Encoded: true };
+ * ```
+ * @see https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-develop-integrations-lambda.html
+ */
+export interface IngestRequest {
+  /** HTTP method; when given and not POST the answer is 404 (as the middleware). */
+  method?: string;
+  headers: HeaderMap;
+  /** The body as API Gateway passes it: raw text, or base64 when `isBase64Encoded`. */
+  body: string;
+  isBase64Encoded?: boolean;
+}
+
+/**
+ * The ingest's answer, directly usable as an API Gateway (1.0 and 2.0) or Function URL result.
+ *
+ * @example
+ * ```ts
+ * return await handleDelivery(fromApiGatewayEvent(event), deps, config); // { statusCode: 202, ... }
+ * ```
+ * @see https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-develop-integrations-lambda.html#http-api-develop-integrations-lambda.response
+ */
+export interface IngestResponse {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * A verified delivery, ready to publish.
+ *
+ * @example
+ * ```ts
+ * await publisher.publish({ id: 'f1e2', name: 'issues', payload, rawBody });
+ * ```
+ * @see https://docs.github.com/en/webhooks/webhook-events-and-payloads#delivery-headers
+ */
+export interface Delivery {
+  /** The delivery id (`X-Forge-Delivery`). */
+  id: string;
+  /** The event name (`X-Forge-Event`), e.g. `issues`. */
+  name: string;
+  /** The parsed JSON payload. */
+  payload: unknown;
+  /** The exact bytes received, stored as-is by the claim check. */
+  rawBody: Uint8Array;
+}
+
+/**
+ * Where a claim-checked payload lives. Sits at `detail.payloadRef`.
+ *
+ * @example
+ * ```ts
+ * const ref: PayloadRef = { bucket: 'claims', key: 'deliveries/2026/11/21/f1e2.json', bytes: 2097152, sha256: 'ab…' };
+ * ```
+ * @see https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutObject.html
+ */
+export interface PayloadRef {
+  bucket: string;
+  key: string;
+  /** Size of the raw body in bytes. */
+  bytes: number;
+  /** Lowercase hex SHA-256 of the raw body. */
+  sha256: string;
+}
+
+/**
+ * The `detail` of every published event.
+ *
+ * @example
+ * ```ts
+ * { delivery: 'f1e2', event: 'issues', action: 'opened', payload: { action: 'opened', issue: {} } }
+ * ```
+ * @see https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-events-structure.html
+ */
+export interface DeliveryDetail {
+  delivery: string;
+  event: string;
+  action?: string;
+  /** The whole payload, or only the routing fields when `payloadRef` is set. */
+  payload: unknown;
+  payloadRef?: PayloadRef;
+}
+
+/**
+ * The PutEvents request entry for one delivery (the SDK's `PutEventsRequestEntry`, with the fields we set).
+ *
+ * @example
+ * ```ts
+ * { Source: 'forge.webhooks', DetailType: 'issues.opened', Detail: '{"delivery":…}', EventBusName: 'forge' }
+ * ```
+ * @see https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEventsRequestEntry.html
+ */
+export interface DeliveryEntry {
+  Source: string;
+  DetailType: string;
+  Detail: string;
+  EventBusName?: string;
+  Resources?: string[];
+}
+
+/**
+ * The minimal logger the AWS pieces write to (powertools `Logger` and `console` both fit).
+ * Nothing secret is ever passed to it.
+ *
+ * @example
+ * ```ts
+ * const logger: LoggerLike = new Logger({ serviceName: 'ingest' });
+ * ```
+ * @see https://docs.powertools.aws.dev/lambda/typescript/latest/core/logger/
+ */
+export interface LoggerLike {
+  info(message: string, ...extra: unknown[]): void;
+  warn(message: string, ...extra: unknown[]): void;
+  error(message: string, ...extra: unknown[]): void;
+}
+
+/**
+ * What the token store needs of a token: `AccessToken` from `lib/oauth2` fits.
+ *
+ * @example
+ * ```ts
+ * const token: TokenLike = await client.clientCredentials.getToken({ scope: 'repo' });
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-5.1
+ */
+export interface TokenLike {
+  readonly token: string;
+  /** Epoch seconds; absent for a token that never expires. */
+  readonly expiresAt?: number | undefined;
+  readonly refreshToken?: string | undefined;
+  toHash(): Record<string, unknown>;
+}
+
+/**
+ * Identifies one stored token: the DynamoDB partition key is `provider#clientId#scope`.
+ *
+ * @example
+ * ```ts
+ * const key: TokenKey = { provider: 'forge', clientId: 'ci-bot', scope: 'repo read:org' };
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-3.3
+ */
+export interface TokenKey {
+  provider: string;
+  clientId: string;
+  /** Space-separated scopes; empty or absent means the client's default scope. */
+  scope?: string;
+}
