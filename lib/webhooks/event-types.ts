@@ -1,0 +1,90 @@
+import type { EmitterWebhookEventName, WebhookEventName } from './event-names.js';
+import type { ActionPayloadMap, EventPayloadMap } from './generated/payload-maps.js';
+import type * as EventPayloads from './generated/payloads.js';
+
+/**
+ * The payload types of the known events, as a type namespace: `EventPayloads.WebhookPayloadCheckRun` (any
+ * action of `check_run`), `EventPayloads.WebhookPayloadCheckRunCompleted` (one action), and the typed common
+ * objects `ForgeUser`, `ForgeRepository`, `ForgeOrganization`, `ForgeInstallation`. The common fields
+ * (`action`, `sender`, `repository`, `organization`, `installation`) are typed; every other field is open.
+ *
+ * @example
+ * function title(payload: EventPayloads.WebhookPayloadIssues): string {
+ *   return `${payload.repository.full_name}: ${payload.action}`;
+ * }
+ * @see https://docs.github.com/webhooks/webhook-events-and-payloads
+ */
+// The name types live in event-names.ts; they are re-exported here so that every catalogue type can be
+// imported from one module.
+/**
+ * Plain event name -> payload type (for an event with actions: the union of its actions' payloads).
+ *
+ * @example
+ * type Push = EventPayloadMap['push'];
+ */
+/**
+ * `event.action` name -> the payload narrowed to that action.
+ *
+ * @example
+ * type Opened = ActionPayloadMap['issues.opened']; // action: 'opened'
+ */
+export type { ActionPayloadMap, EmitterWebhookEventName, EventPayloadMap, EventPayloads, WebhookEventName };
+
+/**
+ * The plain event name of an emitter name: `issues.opened` -> `issues`, `push` -> `push`.
+ *
+ * @example
+ * type E = EventNameOf<'issues.opened'>; // 'issues'
+ */
+export type EventNameOf<Name extends EmitterWebhookEventName> = Name extends `${infer Event}.${string}`
+  ? Event
+  : Name;
+
+/**
+ * The payload type of an emitter name: a plain name gives the union of its actions' payloads, an
+ * `event.action` name the payload narrowed to that action, and `repository_dispatch.<type>` the dispatch
+ * payload with that `action`.
+ *
+ * @example
+ * type P = PayloadFor<'issues.opened'>; // EventPayloads.WebhookPayloadIssuesOpened
+ */
+export type PayloadFor<Name extends EmitterWebhookEventName> = Name extends keyof ActionPayloadMap
+  ? ActionPayloadMap[Name]
+  : Name extends keyof EventPayloadMap
+    ? EventPayloadMap[Name]
+    : Name extends `repository_dispatch.${infer Action}`
+      ? EventPayloads.WebhookPayloadRepositoryDispatch & { action: Action }
+      : never;
+
+declare const inferPayload: unique symbol;
+
+/**
+ * The default of {@link WebhookEvent}'s `Payload` parameter: "infer the payload from the name". It lets a
+ * union of names give a union of events, each with its own payload.
+ */
+export type InferPayload = typeof inferPayload;
+
+/**
+ * The event object handlers receive: the delivery `id`, the event `name` (the plain name from the event
+ * header, also for an `event.action` handler) and the `payload`. The payload is inferred from `Name`
+ * (narrowed to the action for an `event.action` name); pass `Payload` to override it. A union of names gives a
+ * union of events, so checking `name` or `payload.action` narrows the payload.
+ *
+ * @example
+ * const handler = (event: WebhookEvent<'issues.opened'>) => event.payload.repository.full_name;
+ * type Custom = WebhookEvent<'push', { ref: string }>; // payload: { ref: string }
+ * @see https://docs.github.com/webhooks/webhook-events-and-payloads
+ */
+export type WebhookEvent<
+  Name extends EmitterWebhookEventName = EmitterWebhookEventName,
+  Payload = InferPayload,
+> = Name extends EmitterWebhookEventName
+  ? {
+      /** Unique id of the delivery (the delivery header). */
+      id: string;
+      /** The plain event name (the event header): `issues` for an `issues.opened` handler. */
+      name: EventNameOf<Name>;
+      /** The delivery payload. */
+      payload: [Payload] extends [InferPayload] ? PayloadFor<Name> : Payload;
+    }
+  : never;
