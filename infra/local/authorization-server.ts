@@ -1,0 +1,316 @@
+// The local OAuth 2.0 authorization server: a real oidc-provider (panva) running in-process on 127.0.0.1.
+// Used by the oauth2 integration tests, the token-store tests, the benchmark and the local stack (`npm start`).
+// See docs/oauth2-testing.md for what it is configured with and how to use it.
+import { randomBytes, X509Certificate } from 'node:crypto';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import { exportJWK, generateKeyPair, type JWK } from 'jose';
+import type {
+  Account,
+  ClientMetadata,
+  KoaContextWithOIDC,
+  OidcClient,
+  ResourceServerInfo,
+} from 'oidc-provider';
+import Provider, { errors } from 'oidc-provider';
+import { createMemoryAdapter } from './authorization-server-adapter.js';
+import {
+  type AssertionIssuer,
+  type GrantSetup,
+  type LocalAccount,
+  registerJwtBearerGrant,
+  registerPasswordGrant,
+} from './authorization-server-grants.js';
+
+export type { AssertionIssuer, LocalAccount } from './authorization-server-grants.js';
+export { JWT_BEARER_GRANT, PASSWORD_GRANT } from './authorization-server-grants.js';
+
+/** Paths of the server's endpoints. They match the oauth2 gem's defaults, so `site: issuer` just works. */
+export const AUTHORIZATION_SERVER_ROUTES = {
+  authorization: '/oauth/authorize',
+  token: '/oauth/token',
+  revocation: '/oauth/revoke',
+  introspection: '/oauth/introspect',
+  userinfo: '/oauth/userinfo',
+  jwks: '/oauth/jwks',
+} as const;
+
+/** The resource indicator (RFC 8707) of the local stack's forge API: its access tokens are JWTs for it. */
+export const FORGE_API_RESOURCE = 'urn:forgebridge:forge-api';
+/** Scopes the forge API resource knows. */
+export const FORGE_API_SCOPES = 'forge:read forge:write';
+
+/** The client the local stack uses for client_credentials (client_secret_basic). */
+export const DEFAULT_CLIENT = {
+  client_id: 'forgebridge-local',
+  client_secret: 'forgebridge-local-secret',
+  grant_types: ['client_credentials'],
+  response_types: [],
+  redirect_uris: [],
+  token_endpoint_auth_method: 'client_secret_basic',
+  scope: FORGE_API_SCOPES,
+} as const satisfies ClientMetadata;
+
+/** The resource owner the local stack knows (password grant, devInteractions login, JWT bearer `sub`). */
+export const DEFAULT_ACCOUNTS: Readonly<Record<string, LocalAccount>> = {
+  alice: { password: 'alice-local-password', claims: { name: 'Alice', email: 'alice@forge.test' } },
+};
+
+/** Options of {@link startAuthorizationServer}; every field is optional. */
+export interface AuthorizationServerOptions {
+  /** Port to listen on (127.0.0.1). Default `0`: an ephemeral port. */
+  port?: number;
+  /** Statically registered clients (oidc-provider client metadata). Default: `[DEFAULT_CLIENT]`. */
+  clients?: readonly ClientMetadata[];
+  /** Resource owners. Default: {@link DEFAULT_ACCOUNTS}. */
+  accounts?: Readonly<Record<string, LocalAccount>>;
+  /** Resource indicators the server issues JWT access tokens for, with their scopes and TTL.
+   *  Default: `{ [FORGE_API_RESOURCE]: { scope: FORGE_API_SCOPES } }`. */
+  resources?: Readonly<Record<string, { scope: string; accessTokenTtl?: number }>>;
+  /** Issuers whose RFC 7523 assertions the JWT bearer grant accepts. Default: none. */
+  assertionIssuers?: readonly AssertionIssuer[];
+  /** Access token lifetime in seconds (all grants, unless a resource sets its own). Default `3600`. */
+  accessTokenTtl?: number;
+  /** Whether every refresh rotates the refresh token (the old one is consumed: reuse revokes the grant).
+   *  Default `true`. */
+  rotateRefreshToken?: boolean;
+  /** Clients whose refresh responses carry no `refresh_token` (the old one stays valid, never rotated),
+   *  as some providers do. Default: none. */
+  omitRefreshTokenOnRefresh?: readonly string[];
+  /** Serve HTTPS with these PEMs and ask for (but do not require) a client certificate, for
+   *  `tls_client_auth` (RFC 8705). A certificate is trusted when it chains to `ca`. Default: plain HTTP. */
+  tls?: { key: string; cert: string; ca: string };
+  /** Enable oidc-provider's development login/consent pages for the authorization code flow. Default `true`. */
+  devInteractions?: boolean;
+}
+
+/** A running local authorization server. */
+export interface AuthorizationServer {
+  /** The issuer identifier, e.g. `http://127.0.0.1:54321` (no trailing slash). */
+  readonly issuer: string;
+  readonly port: number;
+  /** Absolute URL of the token endpoint. */
+  readonly tokenEndpoint: string;
+  /** Absolute URL of the JWKS that verifies its JWT access tokens and ID tokens. */
+  readonly jwksUri: string;
+  /** The accounts it knows. */
+  readonly accounts: Readonly<Record<string, LocalAccount>>;
+  /** The oidc-provider instance, for tests that need more. */
+  readonly provider: Provider;
+  /** Token endpoint requests since start or the last reset; with a grant type, only those. */
+  tokenRequests(grantType?: string): number;
+  resetCounters(): void;
+  stop(): Promise<void>;
+}
+
+const clientAuthMethods = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'tls_client_auth'];
+
+function peerCertificate(ctx: KoaContextWithOIDC): X509Certificate | undefined {
+  const socket = ctx.socket as Partial<TLSSocket>;
+  if (typeof socket.getPeerCertificate !== 'function') return undefined;
+  const peer = socket.getPeerCertificate();
+  if (peer === null || peer === undefined || !peer.raw) return undefined;
+  return new X509Certificate(peer.raw);
+}
+
+// RFC 4514 order (most specific first) of Node's subject, which lists the RDNs in DER order, one per line.
+const subjectDn = (certificate: X509Certificate): string =>
+  certificate.subject.split('\n').filter(Boolean).reverse().join(',');
+
+function certificateSubjectMatches(ctx: KoaContextWithOIDC, property: string, expected: string): boolean {
+  const certificate = peerCertificate(ctx);
+  if (certificate === undefined) return false;
+  const names = (certificate.subjectAltName ?? '').split(', ');
+  switch (property) {
+    case 'tls_client_auth_subject_dn':
+      return subjectDn(certificate) === expected;
+    case 'tls_client_auth_san_dns':
+      return names.includes(`DNS:${expected}`);
+    case 'tls_client_auth_san_uri':
+      return names.includes(`URI:${expected}`);
+    case 'tls_client_auth_san_ip':
+      return names.includes(`IP Address:${expected}`);
+    case 'tls_client_auth_san_email':
+      return names.includes(`email:${expected}`);
+    default:
+      return false;
+  }
+}
+
+async function listen(server: Server, port: number): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return (server.address() as AddressInfo).port;
+}
+
+/**
+ * Starts an oidc-provider on 127.0.0.1 with client_credentials, authorization code + PKCE (required),
+ * refresh tokens, the password and JWT bearer grants, revocation, introspection, resource indicators with
+ * JWT access tokens, and every client authentication method the library speaks (client_secret_basic,
+ * client_secret_post, private_key_jwt, tls_client_auth).
+ *
+ * @example
+ * const server = await startAuthorizationServer();
+ * const client = new Client(DEFAULT_CLIENT.client_id, DEFAULT_CLIENT.client_secret, { site: server.issuer });
+ * const token = await client.clientCredentials.getToken({ resource: FORGE_API_RESOURCE });
+ * await server.stop();
+ * @see https://www.rfc-editor.org/rfc/rfc6749
+ */
+export async function startAuthorizationServer(
+  options: AuthorizationServerOptions = {},
+): Promise<AuthorizationServer> {
+  const clients = (options.clients ?? [DEFAULT_CLIENT]).map((client) => structuredClone(client));
+  const accountRecord = options.accounts ?? DEFAULT_ACCOUNTS;
+  const accounts = new Map(Object.entries(accountRecord));
+  const resources = options.resources ?? { [FORGE_API_RESOURCE]: { scope: FORGE_API_SCOPES } };
+  const accessTokenTtl = options.accessTokenTtl ?? 3600;
+  const omitRefreshToken = new Set(options.omitRefreshTokenOnRefresh ?? []);
+  const rotateRefreshToken = options.rotateRefreshToken ?? true;
+
+  const server = options.tls
+    ? createHttpsServer({ ...options.tls, requestCert: true, rejectUnauthorized: false })
+    : createHttpServer();
+  const port = await listen(server, options.port ?? 0);
+  const issuer = `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`;
+  const tokenEndpoint = `${issuer}${AUTHORIZATION_SERVER_ROUTES.token}`;
+
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+  const signingKey: JWK = { ...(await exportJWK(privateKey)), alg: 'RS256', use: 'sig', kid: 'local-rs256' };
+
+  const resourceServerInfo = (resource: string): ResourceServerInfo | undefined => {
+    const resourceOptions = resources[resource];
+    if (resourceOptions === undefined) return undefined;
+    return {
+      scope: resourceOptions.scope,
+      audience: resource,
+      accessTokenFormat: 'jwt',
+      accessTokenTTL: resourceOptions.accessTokenTtl ?? accessTokenTtl,
+      jwt: { sign: { alg: 'RS256' } },
+    };
+  };
+  const apiScopes = Object.values(resources).flatMap((resource) => resource.scope.split(' '));
+
+  const provider = new Provider(issuer, {
+    clients,
+    adapter: createMemoryAdapter(),
+    jwks: { keys: [signingKey] },
+    cookies: { keys: [randomBytes(32).toString('base64url')] },
+    routes: AUTHORIZATION_SERVER_ROUTES,
+    scopes: [...new Set(['openid', 'offline_access', 'profile', 'email', ...apiScopes])],
+    claims: { openid: ['sub'], profile: ['name'], email: ['email'] },
+    clientAuthMethods,
+    async findAccount(_ctx: unknown, id: string): Promise<Account | undefined> {
+      const account = accounts.get(id);
+      if (account === undefined) return undefined;
+      return { accountId: id, claims: () => ({ ...account.claims, sub: id }) };
+    },
+    pkce: { required: () => true },
+    // Refresh tokens for every client allowed the refresh_token grant, with or without offline_access.
+    issueRefreshToken: async (_ctx: unknown, client: OidcClient) => client.grantTypeAllowed('refresh_token'),
+    rotateRefreshToken: (ctx: KoaContextWithOIDC) =>
+      rotateRefreshToken && !omitRefreshToken.has(ctx.oidc.client?.clientId ?? ''),
+    clientBasedCORS: () => false,
+    ttl: {
+      AccessToken: (_ctx: unknown, token: { resourceServer?: { accessTokenTTL?: number } }) =>
+        token.resourceServer?.accessTokenTTL ?? accessTokenTtl,
+      ClientCredentials: (_ctx: unknown, token: { resourceServer?: { accessTokenTTL?: number } }) =>
+        token.resourceServer?.accessTokenTTL ?? accessTokenTtl,
+      AuthorizationCode: 60,
+      IdToken: 3600,
+      RefreshToken: 14 * 24 * 3600,
+      Interaction: 3600,
+      Session: 14 * 24 * 3600,
+      Grant: 14 * 24 * 3600,
+    },
+    features: {
+      devInteractions: { enabled: options.devInteractions ?? true },
+      clientCredentials: { enabled: true },
+      introspection: {
+        enabled: true,
+        allowedPolicy: async (_ctx: unknown, client: { clientAuthMethod?: string }) =>
+          client.clientAuthMethod !== 'none',
+      },
+      revocation: {
+        enabled: true,
+        allowedPolicy: async (_ctx: unknown, client: OidcClient, token: { clientId?: string }) =>
+          token.clientId === client.clientId,
+      },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: async () => undefined,
+        useGrantedResource: async () => true,
+        getResourceServerInfo: async (_ctx: unknown, resource: string) => {
+          const info = resourceServerInfo(resource);
+          if (info === undefined) throw new errors.InvalidTarget();
+          return info;
+        },
+      },
+      mTLS: {
+        enabled: true,
+        tlsClientAuth: true,
+        getCertificate: (ctx: KoaContextWithOIDC) => peerCertificate(ctx)?.toString(),
+        certificateAuthorized: (ctx: KoaContextWithOIDC) =>
+          (ctx.socket as Partial<TLSSocket>).authorized === true,
+        certificateSubjectMatches,
+      },
+    },
+  });
+
+  const setup: GrantSetup = {
+    accounts,
+    assertionIssuers: options.assertionIssuers ?? [],
+    audiences: [issuer, tokenEndpoint],
+    resourceServerInfo,
+  };
+  registerPasswordGrant(provider, setup);
+  registerJwtBearerGrant(provider, setup);
+
+  const counts = new Map<string, number>();
+  let total = 0;
+  provider.use(async (ctx, next) => {
+    if (ctx.method !== 'POST' || ctx.path !== AUTHORIZATION_SERVER_ROUTES.token) return next();
+    total += 1;
+    try {
+      await next();
+    } finally {
+      const grantType = ctx.oidc?.params?.grant_type;
+      if (typeof grantType === 'string') counts.set(grantType, (counts.get(grantType) ?? 0) + 1);
+      const body = ctx.body as Record<string, unknown> | undefined;
+      if (grantType === 'refresh_token' && omitRefreshToken.has(ctx.oidc?.client?.clientId ?? '') && body) {
+        delete body.refresh_token;
+      }
+    }
+  });
+  // A server_error is a bug in this server's configuration or grants: say so once, briefly.
+  provider.on('server_error', (_ctx, error) => {
+    console.warn(`local authorization server: server_error: ${(error as Error).message}`);
+  });
+
+  server.on('request', provider.callback());
+
+  return {
+    issuer,
+    port,
+    tokenEndpoint,
+    jwksUri: `${issuer}${AUTHORIZATION_SERVER_ROUTES.jwks}`,
+    accounts: accountRecord,
+    provider,
+    tokenRequests: (grantType) => (grantType === undefined ? total : (counts.get(grantType) ?? 0)),
+    resetCounters: () => {
+      total = 0;
+      counts.clear();
+    },
+    stop: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}
