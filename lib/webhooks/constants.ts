@@ -1,0 +1,79 @@
+/**
+ * Constants of the webhook toolset: header names, limits, error codes and event-name aliases.
+ *
+ * @see https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
+ */
+
+/**
+ * Default names of the delivery headers, lowercase (Node.js and Lambda hand them over lowercased; they are
+ * read case-insensitively anyway). A real forge's names (`x-github-event`, `x-gitea-event`) can be configured.
+ *
+ * @example
+ * ```ts
+ * req.headers[DefaultHeaders.event]; // 'push'
+ * ```
+ */
+export const DefaultHeaders = {
+  /** Event name header: `x-forge-event`. */
+  event: 'x-forge-event',
+  /** Delivery id header: `x-forge-delivery`. */
+  delivery: 'x-forge-delivery',
+  /** HMAC-SHA256 signature header: `x-hub-signature-256` (`sha256=<hex>`). */
+  signature256: 'x-hub-signature-256',
+  /** Legacy HMAC-SHA1 signature header: `x-hub-signature` (`sha1=<hex>`). */
+  signature: 'x-hub-signature',
+} as const;
+
+/**
+ * Signature algorithms and the prefix each writes before its hex digest.
+ *
+ * @example
+ * ```ts
+ * sign(secret, body, { algorithm: SignatureAlgorithms.sha1 }); // 'sha1=…'
+ * ```
+ */
+export const SignatureAlgorithms = {
+  sha256: 'sha256',
+  sha1: 'sha1',
+} as const;
+
+/** Default body limit of the middleware and of `readDelivery`: 25 MiB, the forge's own cap on a delivery. */
+export const DEFAULT_MAX_BODY_BYTES = 25 * 1024 * 1024;
+
+/** Default time the middleware waits for handlers before answering 202: 9 seconds (the forge waits 10). */
+export const DEFAULT_TIMEOUT_MS = 9_000;
+
+/** Default path the middleware answers on: `/`. */
+export const DEFAULT_PATH = '/';
+
+/**
+ * Stable error codes carried by errors and by failed `readDelivery` results. Compare against these, never
+ * against messages.
+ *
+ * @example
+ * ```ts
+ * if (!result.ok && result.code === ErrorCodes.invalidSignature) console.warn('forged delivery');
+ * ```
+ */
+export const ErrorCodes = {
+  /** The request is not a POST on the middleware's path (404). */
+  notFound: 'not_found',
+  /** The content type is not `application/json` (415). */
+  unsupportedMediaType: 'unsupported_media_type',
+  /** An event, delivery or signature header is missing (400). */
+  missingHeader: 'missing_header',
+  /** The body is larger than the configured limit (413). */
+  payloadTooLarge: 'payload_too_large',
+  /** No configured secret produced the delivery's signature (401). */
+  invalidSignature: 'invalid_signature',
+  /** `verifyAndReceive` was called without a signature (400). */
+  missingSignature: 'missing_signature',
+  /** The verified body is not a JSON object (400). */
+  invalidJson: 'invalid_json',
+  /** One or more handlers threw or rejected (500). */
+  handlerFailed: 'handler_failed',
+  /** The request body was consumed by a body parser before the middleware could read the raw bytes (500). */
+  bodyConsumed: 'body_consumed',
+  /** Reading the request body failed (400). */
+  bodyReadFailed: 'body_read_failed',
+} as const;

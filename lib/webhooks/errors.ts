@@ -1,0 +1,112 @@
+/**
+ * Errors of the webhook toolset. Every one carries a stable `code` and the HTTP `status` the middleware
+ * answers with; messages never contain a secret or a signature.
+ *
+ * @see https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
+ */
+import { ErrorCodes } from './constants.js';
+import type { ReceivedEvent } from './types.js';
+
+interface WebhooksErrorOptions {
+  code: string;
+  status: number;
+  event?: ReceivedEvent | undefined;
+  cause?: unknown;
+}
+
+/**
+ * Base class of the toolset's errors. `instanceof WebhooksError` is also true for `WebhookReceiveError`,
+ * which extends `AggregateError` so that `.errors` keeps its standard meaning.
+ *
+ * @example
+ * ```ts
+ * try { await webhooks.verifyAndReceive(delivery); } catch (e) { if (e instanceof WebhooksError) e.code; }
+ * ```
+ */
+export class WebhooksError extends Error {
+  /** Stable machine-readable code, one of `ErrorCodes`. */
+  readonly code: string;
+  /** HTTP status the middleware answers with. */
+  readonly status: number;
+  /** The event the error belongs to, when there is one. */
+  readonly event: ReceivedEvent | undefined;
+
+  constructor(message: string, options: WebhooksErrorOptions) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'WebhooksError';
+    this.code = options.code;
+    this.status = options.status;
+    this.event = options.event;
+  }
+
+  // `this` is the class `instanceof` is asked about: subclasses keep the ordinary check.
+  // biome-ignore lint/complexity/noThisInStatic: the check depends on which class is asked
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    // biome-ignore lint/complexity/noThisInStatic: the check depends on which class is asked
+    if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
+    // biome-ignore lint/complexity/noThisInStatic: the check depends on which class is asked
+    return this === WebhooksError && value instanceof WebhookReceiveError;
+  }
+}
+
+/**
+ * A delivery whose signature does not match any configured secret (`invalid_signature`, 401), or that has
+ * no signature at all (`missing_signature`, 400). Rejected by `verifyAndReceive` and emitted to `error`.
+ *
+ * @example
+ * ```ts
+ * webhooks.on('error', (e) => { if (e instanceof WebhookVerificationError) console.warn(e.code); });
+ * ```
+ */
+export class WebhookVerificationError extends WebhooksError {
+  constructor(message: string, options: Omit<WebhooksErrorOptions, 'status'> & { status?: number }) {
+    super(message, { status: 401, ...options });
+    this.name = 'WebhookVerificationError';
+  }
+}
+
+/**
+ * A verified body that is not a JSON object (`invalid_json`, 400).
+ *
+ * @example
+ * ```ts
+ * await webhooks.verifyAndReceive({ name: 'push', payload: 'not json', signature }); // rejects
+ * ```
+ */
+export class WebhookPayloadError extends WebhooksError {
+  constructor(message: string, options: Omit<WebhooksErrorOptions, 'code' | 'status'> = {}) {
+    super(message, { code: ErrorCodes.invalidJson, status: 400, ...options });
+    this.name = 'WebhookPayloadError';
+  }
+}
+
+/**
+ * Rejection of a `receive()` in which handlers failed (`handler_failed`, 500): `.errors` holds every
+ * handler's error, `.event` the event. The same error is passed to every `error` handler.
+ *
+ * @example
+ * ```ts
+ * try { await webhooks.receive(event); } catch (e) { if (e instanceof WebhookReceiveError) e.errors.length; }
+ * ```
+ */
+export class WebhookReceiveError extends AggregateError {
+  /** Always `handler_failed`. */
+  readonly code: string = ErrorCodes.handlerFailed;
+  /** HTTP status the middleware answers with: 500. */
+  readonly status: number = 500;
+  /** The event whose handlers failed (before `transform`). */
+  readonly event: ReceivedEvent;
+
+  constructor(errors: unknown[], event: ReceivedEvent) {
+    super(errors, receiveErrorMessage(errors, event.name));
+    this.name = 'WebhookReceiveError';
+    this.event = event;
+  }
+}
+
+function receiveErrorMessage(errors: unknown[], name: string): string {
+  const count = errors.length === 1 ? '1 handler' : `${errors.length} handlers`;
+  const first = errors[0];
+  const detail = first instanceof Error ? `: ${first.message}` : '';
+  return `${count} of event '${name}' failed${detail}`;
+}

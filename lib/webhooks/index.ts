@@ -1,0 +1,66 @@
+/**
+ * forgebridge webhook toolset: sign and verify deliveries, dispatch events to typed handlers, and serve them
+ * over HTTP. Named exports only; deeper paths are private.
+ *
+ * @see https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
+ */
+
+export {
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_PATH,
+  DEFAULT_TIMEOUT_MS,
+  DefaultHeaders,
+  ErrorCodes,
+  SignatureAlgorithms,
+} from './constants.js';
+export { readDelivery } from './delivery.js';
+export {
+  WebhookPayloadError,
+  WebhookReceiveError,
+  WebhooksError,
+  WebhookVerificationError,
+} from './errors.js';
+export { createEventHandler, EventHandler } from './event-handler.js';
+export {
+  EventNames,
+  isKnownEventName,
+  knownEventNames,
+  neutralEventName,
+} from './event-names.js';
+export type {
+  ActionPayloadMap,
+  EmitterWebhookEventName,
+  EventPayloadMap,
+  EventPayloads,
+  PayloadFor,
+  WebhookEvent,
+  WebhookEventName,
+} from './event-types.js';
+export { createNodeMiddleware, type NodeMiddleware } from './middleware.js';
+export { serializePayload } from './serialize.js';
+export { sign } from './sign.js';
+export type {
+  DeliveryFailureStatus,
+  DeliveryHeaderNames,
+  DeliveryOptions,
+  DeliveryRequest,
+  DeliveryResult,
+  ErrorHandlerFunction,
+  EventHandlerOptions,
+  HandlerEventName,
+  HandlerFunction,
+  Logger,
+  MiddlewareOptions,
+  ReceivedEvent,
+  Secret,
+  SignatureAlgorithm,
+  SignaturePayload,
+  SignedEvent,
+  SignOptions,
+  Transform,
+  WebhookEventError,
+  WebhooksOptions,
+  WildcardHandlerFunction,
+} from './types.js';
+export { verify } from './verify.js';
+export { Webhooks } from './webhooks.js';

@@ -1,0 +1,311 @@
+/**
+ * Types of the webhook toolset (signatures, deliveries, handlers, options). The event catalogue's types
+ * (`WebhookEvent`, `EmitterWebhookEventName`, ...) live in `event-types.ts` / `event-names.ts`.
+ *
+ * @see https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
+ */
+import type { EmitterWebhookEventName, WebhookEvent } from './event-types.js';
+
+/**
+ * One secret, or several during a rotation: `sign` uses the first, `verify` accepts a signature made with any.
+ *
+ * @example
+ * ```ts
+ * const secret: Secret = [process.env.NEW_SECRET!, process.env.OLD_SECRET!];
+ * ```
+ */
+export type Secret = string | readonly string[];
+
+/**
+ * What can be signed or verified: the exact raw body (string or bytes, preferred) or a parsed object, which
+ * is re-serialized the way the forge serializes (see `serializePayload` for where that can differ).
+ *
+ * @example
+ * ```ts
+ * const payload: SignaturePayload = rawBodyBuffer;
+ * ```
+ */
+export type SignaturePayload = string | Uint8Array | object;
+
+/**
+ * HMAC algorithm of a signature: `sha256` (`X-Hub-Signature-256`) or `sha1` (`X-Hub-Signature`).
+ *
+ * @example
+ * ```ts
+ * const algorithm: SignatureAlgorithm = 'sha256';
+ * ```
+ */
+export type SignatureAlgorithm = 'sha256' | 'sha1';
+
+/**
+ * Options of `sign`.
+ *
+ * @example
+ * ```ts
+ * sign(secret, body, { algorithm: 'sha1' } satisfies SignOptions);
+ * ```
+ */
+export interface SignOptions {
+  /** HMAC algorithm. Default `'sha256'`. */
+  algorithm?: SignatureAlgorithm;
+}
+
+/**
+ * Names of the delivery headers, any case.
+ *
+ * @example
+ * ```ts
+ * const headers: DeliveryHeaderNames = { event: 'x-github-event', delivery: 'x-github-delivery' };
+ * ```
+ */
+export interface DeliveryHeaderNames {
+  /** Event name header. Default `'x-forge-event'`. */
+  event?: string;
+  /** Delivery id header. Default `'x-forge-delivery'`. */
+  delivery?: string;
+  /** HMAC-SHA256 signature header. Default `'x-hub-signature-256'`. */
+  signature256?: string;
+  /** HMAC-SHA1 signature header. Default `'x-hub-signature'`. */
+  signature?: string;
+}
+
+/**
+ * One HTTP request as `readDelivery` sees it: no I/O, just the method, the headers and the raw body.
+ *
+ * @example
+ * ```ts
+ * const request: DeliveryRequest = { method: 'POST', headers: req.headers, body: rawBytes };
+ * ```
+ */
+export interface DeliveryRequest {
+  /** HTTP method. When given and not `POST`, the result is a 404. */
+  method?: string;
+  /** Request headers; names are read case-insensitively; for a repeated header the first value counts. */
+  headers: Readonly<Record<string, string | readonly string[] | undefined>>;
+  /** The exact raw body (already base64-decoded). A string is taken as UTF-8. */
+  body: Uint8Array | string;
+}
+
+/**
+ * Options of `readDelivery`.
+ *
+ * @example
+ * ```ts
+ * readDelivery(request, { secret: 'dev-secret', headers: { event: 'x-github-event' } });
+ * ```
+ */
+export interface DeliveryOptions {
+  /** Secret(s) the forge signs with. Required. */
+  secret: Secret;
+  /** Header names. Defaults: `x-forge-event`, `x-forge-delivery`, `x-hub-signature-256`, `x-hub-signature`. */
+  headers?: DeliveryHeaderNames;
+  /** Accept a sha1 signature when it is the only one. Default `true`. */
+  allowSha1?: boolean;
+  /** Largest body accepted, in bytes. Default 25 MiB (the forge's cap). */
+  maxBodyBytes?: number;
+  /** Answer 400 when the delivery id header is missing. Default `true`. */
+  requireDeliveryId?: boolean;
+}
+
+/**
+ * HTTP status of a refused delivery.
+ *
+ * @example
+ * ```ts
+ * const status: DeliveryFailureStatus = 401;
+ * ```
+ */
+export type DeliveryFailureStatus = 400 | 401 | 404 | 413 | 415;
+
+/**
+ * Outcome of `readDelivery`: a verified, parsed delivery, or the status, stable code and safe message to
+ * answer with.
+ *
+ * @example
+ * ```ts
+ * const result: DeliveryResult = readDelivery(request, options);
+ * if (!result.ok) return { statusCode: result.status };
+ * ```
+ */
+export type DeliveryResult =
+  | { ok: true; id: string; name: string; payload: unknown; rawBody: Buffer }
+  | { ok: false; status: DeliveryFailureStatus; code: string; message: string };
+
+/**
+ * Where warnings and errors of the toolset go. Default `console`.
+ *
+ * @example
+ * ```ts
+ * const log: Logger = { warn: (m) => logger.warn(m), error: (m, e) => logger.error(m, { e }) };
+ * ```
+ */
+export interface Logger {
+  warn(message: string, ...details: unknown[]): void;
+  error(message: string, ...details: unknown[]): void;
+}
+
+/**
+ * An event as handed to `receive`: the name may be any string (unknown names only warn at registration).
+ *
+ * @example
+ * ```ts
+ * await webhooks.receive({ id: 'd-1', name: 'push', payload } satisfies ReceivedEvent);
+ * ```
+ */
+export interface ReceivedEvent {
+  /** Delivery id. Default `''`. */
+  id?: string;
+  /** Event name, from the event header. */
+  name: string;
+  /** The parsed payload (a JSON object). */
+  payload: unknown;
+}
+
+/**
+ * An event plus its signature, as handed to `verifyAndReceive`. The payload is best the raw body (string or
+ * bytes): that is exactly what the forge signed.
+ *
+ * @example
+ * ```ts
+ * await webhooks.verifyAndReceive({ id, name, payload: rawBody, signature });
+ * ```
+ */
+export interface SignedEvent {
+  /** Delivery id. Default `''`. */
+  id?: string;
+  /** Event name, from the event header. */
+  name: string;
+  /** The raw body (preferred) or the parsed payload. */
+  payload: SignaturePayload;
+  /** `sha256=<hex>` (or `sha1=<hex>`), from the signature header. */
+  signature: string;
+}
+
+/**
+ * Event names a handler can be registered for: every known event and `event.action`, plus `*`.
+ *
+ * @example
+ * ```ts
+ * const name: HandlerEventName = 'issues.opened';
+ * ```
+ */
+export type HandlerEventName = EmitterWebhookEventName | '*';
+
+/**
+ * A handler of one event name: gets the event (after `transform`), may be async, may throw.
+ *
+ * @example
+ * ```ts
+ * const onPush: HandlerFunction<'push'> = ({ payload }) => console.log(payload.ref);
+ * ```
+ */
+export type HandlerFunction<Name extends EmitterWebhookEventName, TTransformed = unknown> = (
+  event: WebhookEvent<Name> & TTransformed,
+) => unknown;
+
+/**
+ * A handler of `*`: gets every event.
+ *
+ * @example
+ * ```ts
+ * const all: WildcardHandlerFunction = ({ name }) => console.log(name);
+ * ```
+ */
+export type WildcardHandlerFunction<TTransformed = unknown> = (event: WebhookEvent & TTransformed) => unknown;
+
+/**
+ * A handler of `error`: gets the failed `receive()`'s `WebhookReceiveError` (or the `verifyAndReceive`
+ * `WebhookVerificationError`), with `.event` set. Async error handlers do not delay `receive()`.
+ *
+ * @example
+ * ```ts
+ * const onError: ErrorHandlerFunction = (error) => console.error(error.code, error.event?.name);
+ * ```
+ */
+export type ErrorHandlerFunction = (error: WebhookEventError) => unknown;
+
+/**
+ * An error emitted to `error` handlers.
+ *
+ * @example
+ * ```ts
+ * function report(error: WebhookEventError) { console.error(error.code, error.event?.id); }
+ * ```
+ */
+export interface WebhookEventError extends Error {
+  /** Stable code (`handler_failed`, `invalid_signature`, ...). */
+  readonly code: string;
+  /** The event the error belongs to. */
+  readonly event?: ReceivedEvent | undefined;
+  /** Every handler error (on a failed `receive()`). */
+  readonly errors?: unknown[];
+}
+
+/**
+ * Turns an event into what handlers receive; may be async; runs once per handler.
+ *
+ * @example
+ * ```ts
+ * const transform: Transform<{ repo: string }> = (e) => ({ ...e, repo: 'octo/repo' });
+ * ```
+ */
+export type Transform<TTransformed = unknown> = (
+  event: WebhookEvent,
+) => TTransformed | PromiseLike<TTransformed>;
+
+/**
+ * Options of `createEventHandler`: no secret, no HTTP.
+ *
+ * @example
+ * ```ts
+ * const handler = createEventHandler({ log: console } satisfies EventHandlerOptions);
+ * ```
+ */
+export interface EventHandlerOptions<TTransformed = unknown> {
+  /** Transforms each event before a handler gets it; may be async; runs once per handler. Default: none. */
+  transform?: Transform<TTransformed>;
+  /** Where warnings (unknown event names) and failing `error` handlers are logged. Default `console`. */
+  log?: Logger;
+}
+
+/**
+ * Options of `new Webhooks()`.
+ *
+ * @example
+ * ```ts
+ * new Webhooks({ secret: process.env.WEBHOOK_SECRET!, path: '/webhooks' } satisfies WebhooksOptions);
+ * ```
+ */
+export interface WebhooksOptions<TTransformed = unknown> extends EventHandlerOptions<TTransformed> {
+  /** Secret(s) configured on the forge; several during a rotation (the first signs). Required. */
+  secret: Secret;
+  /** Path the middleware answers on. Default `'/'`. */
+  path?: string;
+  /** Delivery header names. Defaults: `x-forge-event`, `x-forge-delivery`, `x-hub-signature-256`, `x-hub-signature`. */
+  headers?: DeliveryHeaderNames;
+  /** Accept a sha1 signature when it is the only one. Default `true`. */
+  allowSha1?: boolean;
+  /** Largest body the middleware accepts, in bytes (413 beyond). Default 25 MiB. */
+  maxBodyBytes?: number;
+  /** Answer 400 when the delivery id header is missing. Default `true`. */
+  requireDeliveryId?: boolean;
+  /** Milliseconds the middleware waits for handlers before answering 202 (they go on). Default 9000. */
+  timeout?: number;
+}
+
+/**
+ * Options of `createNodeMiddleware`.
+ *
+ * @example
+ * ```ts
+ * createNodeMiddleware(webhooks, { path: '/api/webhooks' } satisfies MiddlewareOptions);
+ * ```
+ */
+export interface MiddlewareOptions {
+  /** Path the middleware answers on. Default: the `Webhooks` instance's `path`. */
+  path?: string;
+  /** Milliseconds to wait for handlers before answering 202. Default: the instance's `timeout`. */
+  timeout?: number;
+  /** Largest body accepted, in bytes. Default: the instance's `maxBodyBytes`. */
+  maxBodyBytes?: number;
+}

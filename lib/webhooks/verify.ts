@@ -1,0 +1,82 @@
+/**
+ * `verify`: constant-time check of a signature header value against a payload.
+ *
+ * @see https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
+ */
+import { timingSafeEqual } from 'node:crypto';
+import { checkSecret, DIGEST_BYTES, digest, hmacInput } from './hmac.js';
+import type { Secret, SignatureAlgorithm, SignaturePayload } from './types.js';
+
+/**
+ * Verifies a signature: `sha256=<hex>` is checked with HMAC-SHA256 only and `sha1=<hex>` with HMAC-SHA1 only
+ * (the prefix picks the algorithm; a sha256 signature is never checked as sha1). With several secrets, each
+ * is tried in turn (rotation). The digests are compared with `timingSafeEqual` after a length check.
+ *
+ * Anything that is not a well-formed signature (no or unknown prefix, wrong length, non-hex, garbage) gives
+ * `false`, never an exception.
+ *
+ * @param secret - The secret, or several during a rotation.
+ * @param payload - The exact body (string, taken as UTF-8, or bytes; preferred), or an object serialized the
+ *   way the forge serializes (see `serializePayload` for where that can differ from the signed bytes).
+ * @param signature - The signature header value.
+ * @returns `true` when some secret produced `signature` over `payload`.
+ * @throws TypeError when an argument is missing or empty, or `signature` is not a string.
+ * @example
+ * ```ts
+ * verify('mysecret', '{"foo":"bar"}', 'sha1=d03207e4b030cf234e3447bac4d93add4c6643d8'); // true
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc2104
+ */
+export function verify(secret: Secret, payload: SignaturePayload, signature: string): boolean {
+  const checked = checkSecret(secret);
+  const data = hmacInput(payload);
+  if (typeof signature !== 'string' || signature.length === 0) {
+    throw new TypeError("'signature' must be a non-empty string");
+  }
+  return verifyChecked(checked, data, signature);
+}
+
+/**
+ * Parses a signature header value into its algorithm and digest bytes, or `undefined` when it is malformed.
+ * Internal.
+ */
+export function parseSignature(
+  signature: string,
+): { algorithm: SignatureAlgorithm; expected: Buffer } | undefined {
+  let algorithm: SignatureAlgorithm;
+  let start: number;
+  if (signature.length === 71 && signature.startsWith('sha256=')) {
+    algorithm = 'sha256';
+    start = 7;
+  } else if (signature.length === 45 && signature.startsWith('sha1=')) {
+    algorithm = 'sha1';
+    start = 5;
+  } else {
+    return undefined;
+  }
+  // Buffer.from(…, 'hex') stops at the first pair that is not hex, so a short result means garbage.
+  const expected = Buffer.from(signature.slice(start), 'hex');
+  return expected.length === DIGEST_BYTES[algorithm] ? { algorithm, expected } : undefined;
+}
+
+/** `verify` without the argument checks, for callers that checked already. Internal. */
+export function verifyChecked(secret: Secret, data: string | Uint8Array, signature: string): boolean {
+  const parsed = parseSignature(signature);
+  return parsed !== undefined && matchesDigest(secret, parsed.algorithm, parsed.expected, data);
+}
+
+/** Whether any secret's HMAC of `data` equals `expected` (constant-time per comparison). Internal. */
+export function matchesDigest(
+  secret: Secret,
+  algorithm: SignatureAlgorithm,
+  expected: Buffer,
+  data: string | Uint8Array,
+): boolean {
+  if (typeof secret === 'string') return timingSafeEqual(digest(algorithm, secret, data), expected);
+  let match = false;
+  for (const key of secret) {
+    // Every secret is tried, so the time taken does not tell which one matched.
+    if (timingSafeEqual(digest(algorithm, key, data), expected)) match = true;
+  }
+  return match;
+}

@@ -1,0 +1,275 @@
+/**
+ * `Webhooks`: signing, verification, handler registration, dispatch and the Node middleware behind one
+ * secret (or several during a rotation).
+ *
+ * @see https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
+ */
+import { kWebhooksConfig, type WebhooksConfig } from './config.js';
+import { DEFAULT_PATH, DEFAULT_TIMEOUT_MS, ErrorCodes } from './constants.js';
+import { resolveDeliveryOptions } from './delivery.js';
+import { WebhookPayloadError, WebhookVerificationError } from './errors.js';
+import { EventHandler } from './event-handler.js';
+import type { EmitterWebhookEventName } from './event-types.js';
+import { hmacInput } from './hmac.js';
+import { createNodeMiddleware, type NodeMiddleware } from './middleware.js';
+import { sign } from './sign.js';
+import type {
+  DeliveryOptions,
+  ErrorHandlerFunction,
+  EventHandlerOptions,
+  HandlerEventName,
+  HandlerFunction,
+  ReceivedEvent,
+  SignaturePayload,
+  SignedEvent,
+  SignOptions,
+  WebhooksOptions,
+  WildcardHandlerFunction,
+} from './types.js';
+import { parseSignature, verifyChecked } from './verify.js';
+
+const WEBHOOKS_OPTION_KEYS = new Set([
+  'secret',
+  'path',
+  'transform',
+  'log',
+  'headers',
+  'allowSha1',
+  'maxBodyBytes',
+  'requireDeliveryId',
+  'timeout',
+]);
+
+/**
+ * The webhook toolset behind one secret (or several during a rotation: the first signs, each verifies).
+ *
+ * Defaults (one place): `path` `'/'`, header names `x-forge-event` / `x-forge-delivery` /
+ * `x-hub-signature-256` / `x-hub-signature`, `allowSha1` `true`, `maxBodyBytes` 25 MiB, `requireDeliveryId`
+ * `true`, `timeout` 9000 ms, `log` `console`.
+ *
+ * @example
+ * ```ts
+ * const webhooks = new Webhooks({ secret: process.env.WEBHOOK_SECRET!, path: '/webhooks' });
+ * webhooks.on('issues.opened', ({ id, payload }) => console.log(id, payload.issue.number));
+ * http.createServer(webhooks.middleware).listen(3000, '127.0.0.1');
+ * ```
+ * @see https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
+ */
+export class Webhooks<TTransformed = unknown> {
+  /**
+   * The request listener for `http.createServer()` and Express/Connect-style frameworks (bound: pass it as
+   * is). See `createNodeMiddleware` for the responses.
+   */
+  readonly middleware: NodeMiddleware;
+  readonly #handler: EventHandler<TTransformed>;
+  readonly #config: WebhooksConfig;
+
+  /**
+   * @param options - `secret` (required), `path`, `transform`, `log`, `headers`, `allowSha1`,
+   *   `maxBodyBytes`, `requireDeliveryId`, `timeout`.
+   * @throws TypeError naming the field when `secret` is missing or an option is unknown or invalid.
+   */
+  constructor(options: WebhooksOptions<TTransformed>) {
+    if (options === null || typeof options !== 'object') throw new TypeError("'options' must be an object");
+    for (const key of Object.keys(options)) {
+      if (!WEBHOOKS_OPTION_KEYS.has(key)) throw new TypeError(`unknown option '${key}'`);
+    }
+    const { path = DEFAULT_PATH, timeout = DEFAULT_TIMEOUT_MS, transform, log } = options;
+    if (typeof path !== 'string' || !path.startsWith('/')) throw new TypeError("'path' must start with '/'");
+    if (!Number.isSafeInteger(timeout) || timeout <= 0) {
+      throw new TypeError("'timeout' must be a positive integer");
+    }
+    const deliveryOptions: DeliveryOptions = { secret: options.secret };
+    if (options.headers !== undefined) deliveryOptions.headers = options.headers;
+    if (options.allowSha1 !== undefined) deliveryOptions.allowSha1 = options.allowSha1;
+    if (options.maxBodyBytes !== undefined) deliveryOptions.maxBodyBytes = options.maxBodyBytes;
+    if (options.requireDeliveryId !== undefined)
+      deliveryOptions.requireDeliveryId = options.requireDeliveryId;
+    const delivery = resolveDeliveryOptions(deliveryOptions);
+
+    const handlerOptions: EventHandlerOptions<TTransformed> = {};
+    if (transform !== undefined) handlerOptions.transform = transform;
+    if (log !== undefined) handlerOptions.log = log;
+    this.#handler = new EventHandler<TTransformed>(handlerOptions);
+    const handler = this.#handler;
+    this.#config = {
+      delivery,
+      path,
+      timeout,
+      log: log ?? console,
+      receive: (event) => handler.receive(event),
+    };
+    this.middleware = createNodeMiddleware(this);
+  }
+
+  /** @internal Shared with `createNodeMiddleware`; not enumerable, never serialized. */
+  get [kWebhooksConfig](): WebhooksConfig {
+    return this.#config;
+  }
+
+  /**
+   * Signs a payload with the first secret: `sha256=<hex>` (or `sha1=<hex>` with `{ algorithm: 'sha1' }`).
+   *
+   * @throws TypeError when `payload` is missing or empty.
+   * @example
+   * ```ts
+   * const signature = webhooks.sign(rawBody); // 'sha256=…'
+   * ```
+   */
+  sign(payload: SignaturePayload, options?: SignOptions): string {
+    return sign(this.#config.delivery.secret, payload, options);
+  }
+
+  /**
+   * Verifies a signature against a payload with each secret in turn; `false` for any malformed signature.
+   * With `allowSha1: false`, a sha1 signature is `false`.
+   *
+   * @throws TypeError when `payload` or `signature` is missing or empty.
+   * @example
+   * ```ts
+   * webhooks.verify(rawBody, request.headers['x-hub-signature-256']); // true or false
+   * ```
+   */
+  verify(payload: SignaturePayload, signature: string): boolean {
+    const data = hmacInput(payload);
+    if (typeof signature !== 'string' || signature.length === 0) {
+      throw new TypeError("'signature' must be a non-empty string");
+    }
+    if (!this.#config.delivery.allowSha1 && signature.startsWith('sha1=')) return false;
+    return verifyChecked(this.#config.delivery.secret, data, signature);
+  }
+
+  /**
+   * Registers a handler for one name or several (`event`, `event.action`, `*` or `error`). An unknown name
+   * only warns; `on('not-a-known-event', …)` is a type error.
+   *
+   * @example
+   * ```ts
+   * webhooks.on(['pull_request.opened', 'pull_request.reopened'], ({ payload }) => payload.number);
+   * ```
+   */
+  on<Name extends EmitterWebhookEventName>(
+    name: Name | readonly Name[],
+    handler: HandlerFunction<Name, TTransformed>,
+  ): void;
+  on(
+    name: HandlerEventName | readonly HandlerEventName[],
+    handler: WildcardHandlerFunction<TTransformed>,
+  ): void;
+  on(name: 'error' | readonly 'error'[], handler: ErrorHandlerFunction): void;
+  on(name: string | readonly string[], handler: (event: never) => unknown): void {
+    (this.#handler.on as (name: string | readonly string[], handler: unknown) => void).call(
+      this.#handler,
+      name,
+      handler,
+    );
+  }
+
+  /**
+   * Removes the most recent registration of `handler` for one name or several.
+   *
+   * @example
+   * ```ts
+   * webhooks.removeListener('push', onPush);
+   * ```
+   */
+  removeListener<Name extends EmitterWebhookEventName>(
+    name: Name | readonly Name[],
+    handler: HandlerFunction<Name, TTransformed>,
+  ): void;
+  removeListener(
+    name: HandlerEventName | readonly HandlerEventName[],
+    handler: WildcardHandlerFunction<TTransformed>,
+  ): void;
+  removeListener(name: 'error' | readonly 'error'[], handler: ErrorHandlerFunction): void;
+  removeListener(name: string | readonly string[], handler: (event: never) => unknown): void {
+    (this.#handler.removeListener as (name: string | readonly string[], handler: unknown) => void).call(
+      this.#handler,
+      name,
+      handler,
+    );
+  }
+
+  /**
+   * Runs every matching handler (`name.action`, `name`, `*`) together and waits for all; rejects with a
+   * `WebhookReceiveError` (`.errors`, `.event`) when any failed, after passing it to the `error` handlers.
+   *
+   * @example
+   * ```ts
+   * await webhooks.receive({ id: 'd-1', name: 'issues', payload: { action: 'opened', issue } });
+   * ```
+   */
+  receive(event: ReceivedEvent): Promise<void> {
+    return this.#handler.receive(event);
+  }
+
+  /**
+   * Verifies the signature, then `receive`s the event. A failed verification rejects with a
+   * `WebhookVerificationError` (`invalid_signature`, status 401; `missing_signature`, 400) and is emitted to
+   * the `error` handlers; so is a verified body that is not a JSON object (`WebhookPayloadError`).
+   *
+   * @param event - `{ id, name, payload, signature }`; `payload` is best the raw body (string or bytes),
+   *   which is verified byte for byte and then parsed; an object is re-serialized the forge's way.
+   * @example
+   * ```ts
+   * await webhooks.verifyAndReceive({ id, name, payload: rawBody, signature: headers['x-hub-signature-256'] });
+   * ```
+   */
+  verifyAndReceive(event: SignedEvent): Promise<void> {
+    if (event === null || typeof event !== 'object') {
+      return Promise.reject(new TypeError("'event' must be an object"));
+    }
+    const { name, payload, signature } = event;
+    const id = event.id ?? '';
+    if (typeof name !== 'string' || name.length === 0) {
+      return Promise.reject(new TypeError("'event.name' must be a non-empty string"));
+    }
+    let data: string | Uint8Array;
+    try {
+      data = hmacInput(payload);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const failed = { id, name, payload };
+    if (typeof signature !== 'string' || signature.length === 0) {
+      return this.#reject(
+        new WebhookVerificationError("'signature' is missing", {
+          code: ErrorCodes.missingSignature,
+          status: 400,
+          event: failed,
+        }),
+      );
+    }
+    const { delivery } = this.#config;
+    const sha1Refused = !delivery.allowSha1 && parseSignature(signature)?.algorithm === 'sha1';
+    if (sha1Refused || !verifyChecked(delivery.secret, data, signature)) {
+      return this.#reject(
+        new WebhookVerificationError('signature does not match the payload', {
+          code: ErrorCodes.invalidSignature,
+          event: failed,
+        }),
+      );
+    }
+    let parsed: unknown = payload;
+    if (typeof payload === 'string' || payload instanceof Uint8Array) {
+      try {
+        parsed = JSON.parse(
+          typeof payload === 'string'
+            ? payload
+            : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString('utf8'),
+        );
+      } catch (cause) {
+        return this.#reject(new WebhookPayloadError('payload is not valid JSON', { event: failed, cause }));
+      }
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+        return this.#reject(new WebhookPayloadError('payload must be a JSON object', { event: failed }));
+      }
+    }
+    return this.#handler.receive({ id, name, payload: parsed });
+  }
+
+  #reject(error: WebhookVerificationError | WebhookPayloadError): Promise<never> {
+    this.#handler.emitError(error);
+    return Promise.reject(error);
+  }
+}
