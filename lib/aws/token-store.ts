@@ -326,7 +326,9 @@ export class TokenStore<T extends TokenLike = TokenLike> {
       version: next,
       updatedAt: this.#seconds(),
     };
-    if (token.expiresAt !== undefined) item.expiresAt = token.expiresAt;
+    // Not `expiresAt`: that is the table's TTL attribute, and an expired access token must not take its refresh
+    // token with it.
+    if (token.expiresAt !== undefined) item.tokenExpiresAt = token.expiresAt;
     const values: Record<string, unknown> = {};
     let condition: string;
     if (expectedVersion === 0) {
