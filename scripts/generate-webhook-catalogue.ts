@@ -728,6 +728,60 @@ function emitPayloadMaps(events: EventModel[], version: string): string {
   return lines.join('\n');
 }
 
+function fieldsLiteral(fields: Map<CommonField, { required: boolean; nullable: boolean }>): string {
+  const parts: string[] = [];
+  for (const field of COMMON_FIELD_NAMES) {
+    const info = fields.get(field);
+    if (info === undefined) continue;
+    parts.push(`${field}: '${info.required ? 'required' : 'optional'}${info.nullable ? '-nullable' : ''}'`);
+  }
+  return `{ ${parts.join(', ')} }`;
+}
+
+function emitPayloadShapes(
+  events: EventModel[],
+  commonTypes: Map<CommonField, CommonFieldType[]>,
+  version: string,
+): string {
+  const lines: string[] = [header(version)];
+  lines.push(
+    '// The typed part of payloads.ts as data, for tests that check real payloads against the types.',
+    '// Not imported by the library at run time.',
+    '',
+    '/** Typed fields of the common objects: field -> whether it is always present, and its types. */',
+    'export const commonObjectShapes = {',
+  );
+  for (const field of COMMON_FIELD_NAMES) {
+    lines.push(`  ${COMMON_FIELDS[field].typeName}: {`);
+    for (const f of commonTypes.get(field)!) {
+      lines.push(
+        `    ${f.name}: { required: ${f.required}, types: [${f.tsTypes.map((t) => q(t)).join(', ')}] },`,
+      );
+    }
+    lines.push('  },');
+  }
+  lines.push('} as const;', '');
+  lines.push(
+    '/** Common object of each common payload field. */',
+    'export const commonFieldTypes = {',
+    ...COMMON_FIELD_NAMES.map((field) => `  ${field}: ${q(COMMON_FIELDS[field].typeName)},`),
+    '} as const;',
+    '',
+    '/** Payload name (plain event without fixed actions, or `event.action`) -> its typed common fields. */',
+    'export const payloadShapes = {',
+  );
+  for (const event of events) {
+    if (event.actions.length === 0 || event.freeForm) {
+      lines.push(`  ${q(event.name)}: ${fieldsLiteral(event.fields)},`);
+    }
+    for (const action of event.actions) {
+      lines.push(`  ${q(`${event.name}.${action.name}`)}: ${fieldsLiteral(action.fields)},`);
+    }
+  }
+  lines.push('} as const;', '');
+  return lines.join('\n');
+}
+
 /**
  * Builds every generated file from a description. Pure: reads only the given source.
  *
@@ -760,6 +814,7 @@ export function generate(source: { file: string; version: string }): GeneratedFi
     ['catalogue.ts', emitCatalogue(events, source.version)],
     ['event-names.ts', emitEventNames(events, source.version)],
     ['payload-maps.ts', emitPayloadMaps(events, source.version)],
+    ['payload-shapes.ts', emitPayloadShapes(events, commonTypes, source.version)],
     ['payloads.ts', emitPayloads(events, commonTypes, source.version)],
   ]);
 }

@@ -1,0 +1,183 @@
+// Type-level tests: `npm test` runs tsc over test/, so a wrong type or an unused `@ts-expect-error` fails the
+// build; vitest runs the runtime half of each test.
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import {
+  type EmitterWebhookEventName,
+  EventNames,
+  isKnownEventName,
+  type WebhookEventName,
+} from '../../../lib/webhooks/event-names.js';
+import type {
+  EventNameOf,
+  EventPayloadMap,
+  EventPayloads,
+  PayloadFor,
+  WebhookEvent,
+} from '../../../lib/webhooks/event-types.js';
+
+/** A stand-in for a handler registry typed like the toolset's `on()`. */
+function on<Name extends EmitterWebhookEventName>(
+  name: Name | readonly Name[],
+  handler: (event: WebhookEvent<Name>) => unknown,
+): readonly Name[] {
+  void handler;
+  return typeof name === 'string' ? [name] : name;
+}
+
+describe('WebhookEvent', () => {
+  it('narrows the payload of an `event.action` name to that action', () => {
+    expectTypeOf<WebhookEvent<'issues.opened'>['payload']['action']>().toEqualTypeOf<'opened'>();
+    expectTypeOf<
+      WebhookEvent<'issues.opened'>['payload']
+    >().toEqualTypeOf<EventPayloads.WebhookPayloadIssuesOpened>();
+    expectTypeOf<
+      WebhookEvent<'check_run.requested_action'>['payload']['action']
+    >().toEqualTypeOf<'requested_action'>();
+    const event: WebhookEvent<'issues.opened'> = {
+      id: 'delivery-1',
+      name: 'issues',
+      payload: {
+        action: 'opened',
+        repository: { id: 1, name: 'r' } as EventPayloads.ForgeRepository,
+        sender: { id: 2, login: 'octocat' },
+      },
+    };
+    expect(event.payload.action).toBe('opened');
+  });
+
+  it('types the plain event name in `name`, also for an `event.action` name', () => {
+    expectTypeOf<WebhookEvent<'issues.opened'>['name']>().toEqualTypeOf<'issues'>();
+    expectTypeOf<WebhookEvent<'push'>['name']>().toEqualTypeOf<'push'>();
+    expectTypeOf<EventNameOf<'repository_dispatch.a.b'>>().toEqualTypeOf<'repository_dispatch'>();
+    expectTypeOf<WebhookEvent<'push'>['id']>().toEqualTypeOf<string>();
+  });
+
+  it('gives a plain name the union of its actions` payloads', () => {
+    expectTypeOf<WebhookEvent<'check_run'>['payload']['action']>().toEqualTypeOf<
+      'completed' | 'created' | 'requested_action' | 'rerequested'
+    >();
+    expectTypeOf<WebhookEvent<'issues'>['payload']>().toEqualTypeOf<EventPayloadMap['issues']>();
+    expectTypeOf<WebhookEvent<'workflow_run'>['payload']['action']>().toEqualTypeOf<
+      'completed' | 'in_progress' | 'requested'
+    >();
+  });
+
+  it('lets the second parameter override the payload', () => {
+    interface Custom {
+      ref: string;
+    }
+    expectTypeOf<WebhookEvent<'push', Custom>['payload']>().toEqualTypeOf<Custom>();
+    expectTypeOf<WebhookEvent<'issues.opened', { n: number }>['payload']>().toEqualTypeOf<{ n: number }>();
+    expectTypeOf<WebhookEvent<'issues.opened', { n: number }>['name']>().toEqualTypeOf<'issues'>();
+    const event: WebhookEvent<'push', Custom> = {
+      id: '1',
+      name: 'push',
+      payload: { ref: 'refs/heads/main' },
+    };
+    expect(event.payload.ref).toBe('refs/heads/main');
+  });
+
+  it('rejects an unknown name, an unknown action and a wrong `name`', () => {
+    // @ts-expect-error not a known event
+    type Unknown = WebhookEvent<'not-a-known-event'>;
+    // @ts-expect-error not an action of issues
+    type UnknownAction = WebhookEvent<'issues.exploded'>;
+    // @ts-expect-error the forge's own spelling is not a catalogue name: the neutral one is
+    type ForgeSpelling = WebhookEvent<'github_app_authorization'>;
+    // What an erroring name resolves to is `never`, never a silent `any`.
+    expectTypeOf<Unknown | UnknownAction | ForgeSpelling>().toBeNever();
+    // @ts-expect-error `name` of an issues event is 'issues'
+    const wrongName: WebhookEvent<'issues.opened'>['name'] = 'push';
+    expect(wrongName).toBe('push');
+  });
+
+  it('makes the payload of a known action a type error for another action', () => {
+    const payload: EventPayloads.WebhookPayloadIssuesOpened = {
+      action: 'opened',
+      repository: { id: 1 } as EventPayloads.ForgeRepository,
+      sender: { id: 2, login: 'octocat' },
+    };
+    // @ts-expect-error an issues.opened payload is not an issues.closed payload
+    const closed: PayloadFor<'issues.closed'> = payload;
+    expect(closed.action).toBe('opened');
+  });
+
+  it('types the common fields and leaves every other field open', () => {
+    type Opened = WebhookEvent<'issues.opened'>['payload'];
+    expectTypeOf<Opened['repository']>().toEqualTypeOf<EventPayloads.ForgeRepository>();
+    expectTypeOf<Opened['sender']>().toEqualTypeOf<EventPayloads.ForgeUser>();
+    expectTypeOf<Opened['installation']>().toEqualTypeOf<EventPayloads.ForgeInstallation | undefined>();
+    expectTypeOf<Opened['organization']>().toEqualTypeOf<EventPayloads.ForgeOrganization | undefined>();
+    expectTypeOf<Opened['issue']>().toEqualTypeOf<unknown>();
+    expectTypeOf<Opened['repository']['full_name']>().toEqualTypeOf<string>();
+    expectTypeOf<Opened['repository']['id']>().toEqualTypeOf<number>();
+    expectTypeOf<Opened['sender']['login']>().toEqualTypeOf<string>();
+    expectTypeOf<EventPayloads.ForgeInstallation['id']>().toEqualTypeOf<number>();
+    expectTypeOf<EventPayloads.ForgeOrganization['login']>().toEqualTypeOf<string>();
+    // Typed subsets stay open too.
+    expectTypeOf<EventPayloads.ForgeRepository['topics']>().toEqualTypeOf<unknown>();
+    // A field a payload never has is not typed: `forge_app_authorization` has no repository.
+    expectTypeOf<
+      WebhookEvent<'forge_app_authorization.revoked'>['payload']['repository']
+    >().toEqualTypeOf<unknown>();
+    expectTypeOf<WebhookEvent<'push'>['payload']['action']>().toEqualTypeOf<unknown>();
+  });
+
+  it('accepts any `repository_dispatch.<type>` and types its action', () => {
+    expectTypeOf<WebhookEvent<'repository_dispatch.deploy'>['payload']['action']>().toEqualTypeOf<'deploy'>();
+    expectTypeOf<
+      WebhookEvent<'repository_dispatch.on-demand-test'>['payload']['action']
+    >().toEqualTypeOf<'on-demand-test'>();
+    expectTypeOf<WebhookEvent<'repository_dispatch'>['payload']['action']>().toEqualTypeOf<string>();
+    expectTypeOf<'repository_dispatch.x.y'>().toExtend<EmitterWebhookEventName>();
+    expect(isKnownEventName('repository_dispatch.x.y')).toBe(true);
+  });
+
+  it('gives a union of names a union of events that narrows on `name`', () => {
+    const names = on(['issues.opened', 'push'], (event) => {
+      expectTypeOf(event.name).toEqualTypeOf<'issues' | 'push'>();
+      if (event.name === 'push') {
+        expectTypeOf(event.payload).toEqualTypeOf<EventPayloads.WebhookPayloadPush>();
+      } else {
+        expectTypeOf(event.payload.action).toEqualTypeOf<'opened'>();
+      }
+    });
+    expect(names).toEqual(['issues.opened', 'push']);
+  });
+
+  it('makes registering an unknown name a type error', () => {
+    // @ts-expect-error not a known event
+    const names = on('not-a-known-event', () => undefined);
+    expect(names).toEqual(['not-a-known-event']);
+    expect(isKnownEventName(names[0]!)).toBe(false);
+  });
+
+  it('defaults to any known event', () => {
+    expectTypeOf<WebhookEvent>().toExtend<{ id: string; name: WebhookEventName; payload: unknown }>();
+    expectTypeOf<WebhookEvent['name']>().toEqualTypeOf<WebhookEventName>();
+  });
+});
+
+describe('EventNames types', () => {
+  it('types each constant as the union of its values', () => {
+    expectTypeOf(EventNames.CheckRunEvent.Completed).toEqualTypeOf<'check_run.completed'>();
+    expectTypeOf<EventNames.CheckRunEvent>().toEqualTypeOf<
+      'check_run.completed' | 'check_run.created' | 'check_run.requested_action' | 'check_run.rerequested'
+    >();
+    expectTypeOf<EventNames.StringNames>().toEqualTypeOf<WebhookEventName>();
+    expectTypeOf<'issues.opened'>().toExtend<EventNames.All>();
+    expectTypeOf<'push'>().toExtend<EventNames.All>();
+    expectTypeOf<'issues.opened'>().not.toExtend<EventNames.StringNames>();
+    expectTypeOf<EventNames.All>().toExtend<EmitterWebhookEventName>();
+    const value: EventNames.CheckRunEvent = EventNames.CheckRunEvent.RequestedAction;
+    expect(value).toBe('check_run.requested_action');
+  });
+
+  it('rejects a name that is not a value of the constant', () => {
+    // @ts-expect-error 'check_run' (plain) is not one of the check_run.<action> names
+    const plain: EventNames.CheckRunEvent = 'check_run';
+    // @ts-expect-error no such constant
+    const missing = EventNames.NotAnEvent;
+    expect([plain, missing]).toEqual(['check_run', undefined]);
+  });
+});
