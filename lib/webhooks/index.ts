@@ -47,6 +47,7 @@ export type {
   DeliveryResult,
   ErrorHandlerFunction,
   EventHandlerOptions,
+  HandlerEvent,
   HandlerEventName,
   HandlerFunction,
   Logger,

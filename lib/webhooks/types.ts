@@ -192,7 +192,21 @@ export interface SignedEvent {
 export type HandlerEventName = EmitterWebhookEventName | '*';
 
 /**
- * A handler of one event name: gets the event (after `transform`), may be async, may throw.
+ * What a handler receives: the event (its payload typed by the name) or, when a `transform` is configured,
+ * exactly what the transform returned.
+ *
+ * @example
+ * ```ts
+ * type E = HandlerEvent<'issues.opened'>; // WebhookEvent<'issues.opened'>
+ * ```
+ */
+export type HandlerEvent<
+  Name extends EmitterWebhookEventName,
+  TTransformed = unknown,
+> = unknown extends TTransformed ? WebhookEvent<Name> : TTransformed;
+
+/**
+ * A handler of one event name: gets the event (or the transform's result), may be async, may throw.
  *
  * @example
  * ```ts
@@ -200,18 +214,20 @@ export type HandlerEventName = EmitterWebhookEventName | '*';
  * ```
  */
 export type HandlerFunction<Name extends EmitterWebhookEventName, TTransformed = unknown> = (
-  event: WebhookEvent<Name> & TTransformed,
+  event: HandlerEvent<Name, TTransformed>,
 ) => unknown;
 
 /**
- * A handler of `*`: gets every event.
+ * A handler of `*` (or of a mix of names): gets every event (or the transform's result).
  *
  * @example
  * ```ts
  * const all: WildcardHandlerFunction = ({ name }) => console.log(name);
  * ```
  */
-export type WildcardHandlerFunction<TTransformed = unknown> = (event: WebhookEvent & TTransformed) => unknown;
+export type WildcardHandlerFunction<TTransformed = unknown> = (
+  event: HandlerEvent<EmitterWebhookEventName, TTransformed>,
+) => unknown;
 
 /**
  * A handler of `error`: gets the failed `receive()`'s `WebhookReceiveError` (or the `verifyAndReceive`
