@@ -1,0 +1,174 @@
+/**
+ * Constants of the OAuth 2.0 client library: defaults, accepted option values and wire names.
+ *
+ * @see https://www.rfc-editor.org/rfc/rfc6749
+ */
+
+/**
+ * Client authentication schemes at the token endpoint.
+ *
+ * @example
+ * ```ts
+ * new Client('id', 'secret', { site, authScheme: AuthSchemes.RequestBody });
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-2.3
+ * @see https://www.rfc-editor.org/rfc/rfc8705#section-2.1
+ * @see https://www.rfc-editor.org/rfc/rfc7523#section-2.2
+ */
+export const AuthSchemes = {
+  BasicAuth: 'basic_auth',
+  RequestBody: 'request_body',
+  TlsClientAuth: 'tls_client_auth',
+  PrivateKeyJwt: 'private_key_jwt',
+} as const;
+
+/** One of the {@link AuthSchemes} values. */
+export type AuthScheme = (typeof AuthSchemes)[keyof typeof AuthSchemes];
+
+/**
+ * How an access token travels on a request.
+ *
+ * @example
+ * ```ts
+ * new AccessToken(client, 'abc', { mode: TokenModes.Query });
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6750#section-2
+ */
+export const TokenModes = {
+  Header: 'header',
+  Query: 'query',
+  Body: 'body',
+} as const;
+
+/** One of the {@link TokenModes} values. */
+export type TokenModeName = (typeof TokenModes)[keyof typeof TokenModes];
+
+/**
+ * Defaults of {@link Client} options, in one place (the gem's defaults).
+ *
+ * @example
+ * ```ts
+ * ClientDefaults.tokenUrl; // 'oauth/token'
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-3
+ */
+export const ClientDefaults = {
+  authorizeUrl: 'oauth/authorize',
+  tokenUrl: 'oauth/token',
+  revokeUrl: 'oauth/revoke',
+  authScheme: 'basic_auth',
+  raiseErrors: true,
+  basicAuthEncoding: 'form',
+  /** Request timeout in milliseconds. */
+  timeout: 10_000,
+  maxRedirects: 5,
+  privateKeyAlg: 'RS256',
+  /** Lifetime of a generated `client_assertion`, in seconds. */
+  assertionLifetime: 300,
+} as const;
+
+/**
+ * Token-like keys, in the order the gem picks the access token from a token response.
+ *
+ * @example
+ * ```ts
+ * TOKEN_KEYS[0]; // 'access_token'
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-5.1
+ */
+export const TOKEN_KEYS = ['access_token', 'id_token', 'token', 'accessToken', 'idToken'] as const;
+
+/**
+ * Content types (type only, parameters dropped) whose body `Response#parsed` parses as JSON.
+ *
+ * @example
+ * ```ts
+ * JSON_CONTENT_TYPES.includes('application/problem+json'); // true
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc8259
+ */
+export const JSON_CONTENT_TYPES: readonly string[] = [
+  'application/json',
+  'text/javascript',
+  'application/hal+json',
+  'application/vnd.api+json',
+  'application/vnd.collection+json',
+  'application/problem+json',
+];
+
+/**
+ * Content types whose body `Response#parsed` parses as a form (query string).
+ *
+ * @example
+ * ```ts
+ * FORM_CONTENT_TYPES[0]; // 'application/x-www-form-urlencoded'
+ * ```
+ * @see https://url.spec.whatwg.org/#application/x-www-form-urlencoded
+ */
+export const FORM_CONTENT_TYPES: readonly string[] = ['application/x-www-form-urlencoded'];
+
+/**
+ * The gem's default filtered debug keys, plus `client_assertion`, `code` and `password`.
+ *
+ * @example
+ * ```ts
+ * DEFAULT_FILTERED_DEBUG_KEYS.includes('client_secret'); // true
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-10.3
+ */
+export const DEFAULT_FILTERED_DEBUG_KEYS: readonly string[] = [
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'client_secret',
+  'assertion',
+  'code_verifier',
+  'token',
+  'client_assertion',
+  'code',
+  'password',
+];
+
+/**
+ * Headers whose values are always replaced by the filtered label in debug output.
+ *
+ * @example
+ * ```ts
+ * FILTERED_HEADERS.has('authorization'); // true
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc9110#section-11.6.2
+ */
+export const FILTERED_HEADERS: ReadonlySet<string> = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+]);
+
+/**
+ * Grant type URNs and names sent as `grant_type`.
+ *
+ * @example
+ * ```ts
+ * GrantTypes.JwtBearer; // 'urn:ietf:params:oauth:grant-type:jwt-bearer'
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc7523#section-2.1
+ */
+export const GrantTypes = {
+  AuthorizationCode: 'authorization_code',
+  Password: 'password',
+  ClientCredentials: 'client_credentials',
+  RefreshToken: 'refresh_token',
+  JwtBearer: 'urn:ietf:params:oauth:grant-type:jwt-bearer',
+} as const;
+
+/**
+ * `client_assertion_type` of `private_key_jwt`.
+ *
+ * @example
+ * ```ts
+ * CLIENT_ASSERTION_TYPE; // 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer'
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc7523#section-2.2
+ */
+export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';

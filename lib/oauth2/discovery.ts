@@ -1,0 +1,84 @@
+import { DiscoveryError } from './errors.js';
+import type { Response } from './response.js';
+
+/**
+ * The discovery document locations for an issuer, in the order they are tried: OpenID Connect
+ * (appended to the issuer's path), then RFC 8414 (inserted before it).
+ *
+ * @example
+ * ```ts
+ * discoveryUrls('https://id.example.com/realms/main');
+ * // ['https://id.example.com/realms/main/.well-known/openid-configuration',
+ * //  'https://id.example.com/.well-known/oauth-authorization-server/realms/main']
+ * ```
+ * @see https://openid.net/specs/openid-connect-discovery-1_0.html#ProviderConfigurationRequest
+ * @see https://www.rfc-editor.org/rfc/rfc8414#section-3.1
+ */
+export function discoveryUrls(issuer: string): [string, string] {
+  let url: URL;
+  try {
+    url = new URL(issuer);
+  } catch (cause) {
+    throw new TypeError(`'issuer' must be an absolute URL`, { cause });
+  }
+  if (url.search !== '' || url.hash !== '') throw new TypeError(`'issuer' must have no query or fragment`);
+  const path = url.pathname.replace(/\/+$/, '');
+  return [
+    `${url.origin}${path}/.well-known/openid-configuration`,
+    `${url.origin}/.well-known/oauth-authorization-server${path}`,
+  ];
+}
+
+/**
+ * Fetches and checks the provider metadata of `issuer` with `get` (a GET returning a Response without
+ * throwing on 4xx). The document's `issuer` must equal the requested issuer.
+ *
+ * @example
+ * ```ts
+ * const metadata = await discoverMetadata(issuer, (url) => client.request('GET', url, { raiseErrors: false }));
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc8414#section-3.3
+ */
+export async function discoverMetadata(
+  issuer: string,
+  get: (url: string) => Promise<Response>,
+): Promise<Record<string, unknown>> {
+  const urls = discoveryUrls(issuer);
+  const failures: string[] = [];
+  let lastError: unknown;
+  for (const url of urls) {
+    let response: Response;
+    try {
+      response = await get(url);
+    } catch (error) {
+      lastError = error;
+      failures.push(`${url}: ${(error as Error).name}`);
+      continue;
+    }
+    if (response.status !== 200) {
+      failures.push(`${url}: status ${response.status}`);
+      continue;
+    }
+    const doc = response.parsed;
+    if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
+      failures.push(`${url}: not a JSON object`);
+      continue;
+    }
+    const metadata = { ...(doc as Record<string, unknown>) };
+    if (metadata.issuer !== issuer) {
+      throw new DiscoveryError(
+        'issuer_mismatch',
+        `discovery document issuer ${JSON.stringify(metadata.issuer)} does not match the requested issuer "${issuer}"`,
+      );
+    }
+    if (typeof metadata.token_endpoint !== 'string' && typeof metadata.authorization_endpoint !== 'string') {
+      throw new DiscoveryError('invalid_metadata', `discovery document of "${issuer}" names no endpoints`);
+    }
+    return metadata;
+  }
+  throw new DiscoveryError(
+    'discovery_failed',
+    `no discovery document found for issuer "${issuer}" (${failures.join('; ')})`,
+    lastError,
+  );
+}

@@ -1,0 +1,179 @@
+import { redactBody } from './redact.js';
+import type { Response } from './response.js';
+
+/**
+ * Base class of every error the OAuth 2.0 client library throws on purpose.
+ *
+ * @example
+ * ```ts
+ * try { await client.clientCredentials.getToken(); } catch (e) { if (e instanceof OAuth2BaseError) e.code; }
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-5.2
+ */
+export class OAuth2BaseError extends Error {
+  /** A stable code: the provider's `error` for {@link OAuth2Error}, the library's own code otherwise. */
+  readonly code: string | undefined;
+
+  constructor(message: string, options: { code?: string | undefined; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'OAuth2BaseError';
+    this.code = options.code;
+  }
+}
+
+function errorFields(parsed: unknown): { code?: string; description?: string } {
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return {};
+  const record = parsed as Record<string, unknown>;
+  const fields: { code?: string; description?: string } = {};
+  if (record.error !== undefined && record.error !== null) fields.code = String(record.error);
+  if (record.error_description !== undefined && record.error_description !== null) {
+    fields.description = String(record.error_description);
+  }
+  return fields;
+}
+
+/**
+ * An error response from the provider (status 400 or higher), or a response the library cannot use.
+ * `code` and `description` hold the body's `error` and `error_description`; `response` is always there.
+ * The message is `"code: description"`, a newline, then the body with secrets and tokens redacted.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await client.clientCredentials.getToken();
+ * } catch (error) {
+ *   if (error instanceof OAuth2Error) console.log(error.code, error.response.status);
+ * }
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-5.2
+ */
+export class OAuth2Error extends OAuth2BaseError {
+  /** The `error_description` of a standard OAuth 2.0 error body. */
+  readonly description: string | undefined;
+  /** The response that caused the error. */
+  readonly response: Response;
+
+  constructor(response: Response, message?: string) {
+    const { code, description } = errorFields(response.parsed);
+    const lines: string[] = [];
+    if (message !== undefined) lines.push(message);
+    else if (code !== undefined || description !== undefined) {
+      lines.push(`${code === undefined ? '' : `${code}: `}${description ?? ''}`);
+    }
+    lines.push(redactBody(response.body, response.contentType));
+    super(lines.join('\n'), { code });
+    this.name = 'OAuth2Error';
+    this.description = description;
+    this.response = response;
+  }
+
+  /** A redacted, serializable view: never a secret or token. */
+  toJSON(): Record<string, unknown> {
+    return {
+      name: this.name,
+      code: this.code,
+      description: this.description,
+      status: this.response.status,
+      message: this.message,
+    };
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')](
+    _depth: number,
+    options: object,
+    inspect: (value: unknown, options: object) => string,
+  ): string {
+    return `${this.name} ${inspect({ ...this.toJSON(), stack: this.stack }, options)}`;
+  }
+}
+
+/**
+ * The request never got a response: DNS, connection or TLS failure (`code` `'connection_failed'`).
+ *
+ * @example
+ * ```ts
+ * catch (e) { if (e instanceof ConnectionError) e.cause; }
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc9110#section-15.6
+ */
+export class ConnectionError extends OAuth2BaseError {
+  constructor(message: string, cause?: unknown) {
+    super(message, { code: 'connection_failed', cause });
+    this.name = 'ConnectionError';
+  }
+}
+
+/**
+ * The request took longer than `connection.timeout` (`code` `'timeout'`).
+ *
+ * @example
+ * ```ts
+ * new Client('id', 's', { site, connection: { timeout: 2_000 } });
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc9110#section-15.6.5
+ */
+export class TimeoutError extends OAuth2BaseError {
+  constructor(message: string, cause?: unknown) {
+    super(message, { code: 'timeout', cause });
+    this.name = 'TimeoutError';
+  }
+}
+
+/**
+ * A token cannot be used as asked: no token at all (`'missing_token'`), no refresh token to refresh or
+ * revoke with (`'missing_refresh_token'`), or an unknown token type hint (`'invalid_token_type_hint'`).
+ *
+ * @example
+ * ```ts
+ * await token.refresh(); // TokenError code 'missing_refresh_token' when there is none
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-6
+ */
+export class TokenError extends OAuth2BaseError {
+  /** The token response this error was built from, when there was one. */
+  readonly response: Response | undefined;
+
+  constructor(code: string, message: string, response?: Response) {
+    super(message, { code });
+    this.name = 'TokenError';
+    this.response = response;
+  }
+}
+
+/**
+ * OpenID Connect / RFC 8414 discovery failed (`'discovery_failed'`) or the document's issuer differs from
+ * the requested one (`'issuer_mismatch'`).
+ *
+ * @example
+ * ```ts
+ * await Client.discover('https://id.example.com', 'id', 'secret'); // may throw DiscoveryError
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc8414#section-3.3
+ */
+export class DiscoveryError extends OAuth2BaseError {
+  constructor(
+    code: 'discovery_failed' | 'issuer_mismatch' | 'invalid_metadata',
+    message: string,
+    cause?: unknown,
+  ) {
+    super(message, { code, cause });
+    this.name = 'DiscoveryError';
+  }
+}
+
+/**
+ * A JWT (client assertion or assertion grant) could not be signed with the configured key
+ * (`code` `'signing_failed'`).
+ *
+ * @example
+ * ```ts
+ * await client.assertion.getToken(claims, { algorithm: 'RS256', key: 'not a key' }); // SigningError
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc7523#section-2.1
+ */
+export class SigningError extends OAuth2BaseError {
+  constructor(message: string, cause?: unknown) {
+    super(message, { code: 'signing_failed', cause });
+    this.name = 'SigningError';
+  }
+}

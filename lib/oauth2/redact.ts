@@ -1,0 +1,181 @@
+/**
+ * Redaction of secrets and tokens for debug output, error messages and `inspect`. Values of
+ * `config.filteredDebugKeys` (in form bodies, JSON bodies and query strings) and of sensitive headers
+ * become `config.filteredLabel`.
+ *
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-10.3
+ */
+import { config } from './configuration.js';
+import { FILTERED_HEADERS } from './constants.js';
+
+function filteredKeys(): Set<string> {
+  return new Set(config.filteredDebugKeys.map((k) => k.toLowerCase()));
+}
+
+function isFiltered(key: string, keys: Set<string>): boolean {
+  return keys.has(key.toLowerCase());
+}
+
+/**
+ * A deep copy of a JSON-like value with every filtered key's value replaced by the label.
+ *
+ * @example
+ * ```ts
+ * redactValue({ access_token: 'abc', scope: 'x' }); // { access_token: '[FILTERED]', scope: 'x' }
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-10.3
+ */
+export function redactValue(value: unknown, keys: Set<string> = filteredKeys()): unknown {
+  if (Array.isArray(value)) return value.map((item) => redactValue(item, keys));
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      out[k] =
+        isFiltered(k, keys) && v !== null && v !== undefined ? config.filteredLabel : redactValue(v, keys);
+    }
+    return out;
+  }
+  return value;
+}
+
+/**
+ * Redacts the values of filtered keys in a query string or form body, keeping its shape.
+ *
+ * @example
+ * ```ts
+ * redactParams('grant_type=password&password=hunter2'); // 'grant_type=password&password=[FILTERED]'
+ * ```
+ * @see https://url.spec.whatwg.org/#urlencoded-parsing
+ */
+export function redactParams(query: string, keys: Set<string> = filteredKeys()): string {
+  return query
+    .split('&')
+    .map((part) => {
+      const eq = part.indexOf('=');
+      if (eq === -1) return part;
+      let key = part.slice(0, eq);
+      try {
+        key = decodeURIComponent(key.replace(/\+/g, ' '));
+      } catch {
+        // keep the raw key
+      }
+      return isFiltered(key, keys) ? `${part.slice(0, eq)}=${config.filteredLabel}` : part;
+    })
+    .join('&');
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * Last-resort redaction of free text: `key: value`, `key=value` and `"key":"value"` forms of filtered keys.
+ *
+ * @example
+ * ```ts
+ * redactText('bad access_token=abc'); // 'bad access_token=[FILTERED]'
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-10.3
+ */
+export function redactText(text: string, keys: Set<string> = filteredKeys()): string {
+  if (keys.size === 0) return text;
+  const names = [...keys].map(escapeRegExp).join('|');
+  const pattern = new RegExp(
+    `((?:^|[^A-Za-z0-9_])(?:${names})["']?\\s*[:=]\\s*["']?)([^"'&\\s,;}\\]]+)`,
+    'gi',
+  );
+  return text.replace(pattern, (_m, prefix: string) => `${prefix}${config.filteredLabel}`);
+}
+
+/**
+ * Redacts a body for display: JSON (by key, recursively), form bodies (by key), anything else as free text.
+ *
+ * @example
+ * ```ts
+ * redactBody('{"access_token":"abc"}', 'application/json'); // '{"access_token":"[FILTERED]"}'
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-10.3
+ */
+export function redactBody(body: string | undefined, contentType?: string): string {
+  if (body === undefined || body === '') return '';
+  const keys = filteredKeys();
+  const trimmed = body.trimStart();
+  if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
+    try {
+      return JSON.stringify(redactValue(JSON.parse(body), keys));
+    } catch {
+      // not JSON after all: fall through
+    }
+  }
+  if (contentType === 'application/x-www-form-urlencoded' || /^[^\s=&]+=[^\s]*$/.test(body)) {
+    return redactText(redactParams(body, keys), keys);
+  }
+  return redactText(body, keys);
+}
+
+/**
+ * Redacts a URL's userinfo password and the query values of filtered keys.
+ *
+ * @example
+ * ```ts
+ * redactUrl('https://x.test/api?access_token=abc&a=1'); // 'https://x.test/api?access_token=[FILTERED]&a=1'
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6750#section-5.3
+ */
+export function redactUrl(url: string): string {
+  let text = url;
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') {
+      parsed.password = 'FILTERED';
+      text = parsed.href;
+    }
+  } catch {
+    // not a URL: redact the query part only
+  }
+  const q = text.indexOf('?');
+  if (q === -1) return text;
+  const hash = text.indexOf('#', q);
+  const query = hash === -1 ? text.slice(q + 1) : text.slice(q + 1, hash);
+  return `${text.slice(0, q + 1)}${redactParams(query)}${hash === -1 ? '' : text.slice(hash)}`;
+}
+
+/**
+ * Redacts sensitive header values (`Authorization`, `Proxy-Authorization`, `Cookie`, `Set-Cookie`).
+ *
+ * @example
+ * ```ts
+ * redactHeaders({ authorization: 'Bearer abc' }); // { authorization: '[FILTERED]' }
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc9110#section-11.6.2
+ */
+export function redactHeaders(
+  headers: Iterable<[string, string]> | Record<string, string>,
+): Record<string, string> {
+  const entries =
+    Symbol.iterator in headers ? [...(headers as Iterable<[string, string]>)] : Object.entries(headers);
+  const out: Record<string, string> = {};
+  for (const [k, v] of entries) out[k] = FILTERED_HEADERS.has(k.toLowerCase()) ? config.filteredLabel : v;
+  return out;
+}
+
+/**
+ * Replaces every occurrence of known secret values (client secret, tokens) in a text: the last line of
+ * defence for debug lines.
+ *
+ * @example
+ * ```ts
+ * redactSecrets('x=abc', ['abc']); // 'x=[FILTERED]'
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-10.3
+ */
+export function redactSecrets(text: string, secrets: ReadonlyArray<string | undefined>): string {
+  let out = text;
+  for (const secret of secrets) {
+    if (secret === undefined || secret.length < 4) continue;
+    out = out.split(secret).join(config.filteredLabel);
+    const encoded = encodeURIComponent(secret);
+    if (encoded !== secret) out = out.split(encoded).join(config.filteredLabel);
+  }
+  return out;
+}
