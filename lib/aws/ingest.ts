@@ -48,8 +48,26 @@ function respond(statusCode: number, body: unknown): IngestResponse {
   return { statusCode, headers: { ...JSON_HEADERS }, body: JSON.stringify(body) };
 }
 
+/** Same body shape as the `lib/webhooks` middleware: `{"error":{"code","message"}}`. */
 function failure(statusCode: number, code: string, message: string): IngestResponse {
-  return respond(statusCode, { error: code, message });
+  return respond(statusCode, { error: { code, message } });
+}
+
+type ReadOptions = Parameters<typeof readDelivery>[1];
+
+/** readDelivery checks its options once per object: keep one per config and secret list. */
+const optionsCache = new WeakMap<IngestConfig, { key: string; options: ReadOptions }>();
+
+function readOptions(config: IngestConfig, secrets: readonly string[]): ReadOptions {
+  const key = secrets.join('\n');
+  const cached = optionsCache.get(config);
+  if (cached !== undefined && cached.key === key) return cached.options;
+  const options: ReadOptions = { secret: [...secrets] };
+  if (config.headers !== undefined) options.headers = config.headers;
+  if (config.allowSha1 !== undefined) options.allowSha1 = config.allowSha1;
+  if (config.maxBodyBytes !== undefined) options.maxBodyBytes = config.maxBodyBytes;
+  optionsCache.set(config, { key, options });
+  return options;
 }
 
 /** Every 5xx answer says only this: details stay in the logs. */
@@ -100,16 +118,22 @@ export async function handleDelivery(
     return unavailable();
   }
 
-  const options: Parameters<typeof readDelivery>[1] = { secret: secrets };
-  if (config.headers !== undefined) options.headers = config.headers;
-  if (config.allowSha1 !== undefined) options.allowSha1 = config.allowSha1;
-  if (config.maxBodyBytes !== undefined) options.maxBodyBytes = config.maxBodyBytes;
   const deliveryRequest: Parameters<typeof readDelivery>[0] = {
     headers: request.headers as HeaderMap,
     body: decodeBody(request),
   };
   if (request.method !== undefined) deliveryRequest.method = request.method;
-  const result = readDelivery(deliveryRequest, options);
+  let result: ReturnType<typeof readDelivery>;
+  try {
+    result = readDelivery(deliveryRequest, readOptions(config, secrets));
+  } catch (error) {
+    // A TypeError from the options: a misconfigured function, not bad input.
+    logger?.error('ingest misconfigured', {
+      errorCode: errorCode(error),
+      message: (error as Error)?.message,
+    });
+    return unavailable();
+  }
   if (!result.ok) {
     logger?.warn('delivery rejected', { status: result.status, code: result.code });
     return failure(result.status, result.code, result.message);
