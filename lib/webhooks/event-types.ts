@@ -67,8 +67,12 @@ export type InferPayload = typeof inferPayload;
 /**
  * The event object handlers receive: the delivery `id`, the event `name` (the plain name from the event
  * header, also for an `event.action` handler) and the `payload`. The payload is inferred from `Name`
- * (narrowed to the action for an `event.action` name); pass `Payload` to override it. A union of names gives a
- * union of events, so checking `name` or `payload.action` narrows the payload.
+ * (narrowed to the action for an `event.action` name); pass `Payload` to override it.
+ *
+ * A union of a few names gives a union of events, so checking `name` narrows the payload. With no `Name` (any
+ * event, as a `*` handler gets) it is one object type whose payload is the union of every payload: a union
+ * of hundreds of event types would explode as soon as it is spread or intersected (`{ ...event, extra }`,
+ * `WebhookEvent & Transformed`).
  *
  * @example
  * const handler = (event: WebhookEvent<'issues.opened'>) => event.payload.repository.full_name;
@@ -78,13 +82,22 @@ export type InferPayload = typeof inferPayload;
 export type WebhookEvent<
   Name extends EmitterWebhookEventName = EmitterWebhookEventName,
   Payload = InferPayload,
-> = Name extends EmitterWebhookEventName
+> = [EmitterWebhookEventName] extends [Name]
   ? {
       /** Unique id of the delivery (the delivery header). */
       id: string;
-      /** The plain event name (the event header): `issues` for an `issues.opened` handler. */
+      /** The plain event name (the event header). */
       name: EventNameOf<Name>;
       /** The delivery payload. */
       payload: [Payload] extends [InferPayload] ? PayloadFor<Name> : Payload;
     }
-  : never;
+  : Name extends EmitterWebhookEventName
+    ? {
+        /** Unique id of the delivery (the delivery header). */
+        id: string;
+        /** The plain event name (the event header): `issues` for an `issues.opened` handler. */
+        name: EventNameOf<Name>;
+        /** The delivery payload. */
+        payload: [Payload] extends [InferPayload] ? PayloadFor<Name> : Payload;
+      }
+    : never;

@@ -152,9 +152,29 @@ describe('WebhookEvent', () => {
     expect(isKnownEventName(names[0]!)).toBe(false);
   });
 
-  it('defaults to any known event', () => {
-    expectTypeOf<WebhookEvent>().toExtend<{ id: string; name: WebhookEventName; payload: unknown }>();
-    expectTypeOf<WebhookEvent['name']>().toEqualTypeOf<WebhookEventName>();
+  it('defaults to any known event, as one object type whose payload is the union of every payload', () => {
+    expectTypeOf<WebhookEvent>().toEqualTypeOf<{
+      id: string;
+      name: WebhookEventName;
+      payload: PayloadFor<EmitterWebhookEventName>;
+    }>();
+    expectTypeOf<EventPayloads.WebhookPayloadIssuesOpened>().toExtend<WebhookEvent['payload']>();
+    expectTypeOf<EventPayloads.WebhookPayloadPush>().toExtend<WebhookEvent['payload']>();
+  });
+
+  it('stays small when any event is spread and intersected, as a transform and a `*` handler do', () => {
+    const transform = (event: WebhookEvent) => ({ ...event, extra: `x-${event.id}` });
+    type Transformed = ReturnType<typeof transform>;
+    const wildcard = (event: WebhookEvent & Transformed): string => `${event.name}:${event.extra}`;
+    const event: WebhookEvent = {
+      id: 'd-1',
+      name: 'push',
+      payload: {
+        repository: { id: 1 } as EventPayloads.ForgeRepository,
+        sender: { id: 2, login: 'octocat' },
+      },
+    };
+    expect(wildcard({ ...event, ...transform(event) })).toBe('push:x-d-1');
   });
 });
 
