@@ -20,6 +20,11 @@ export interface SseServerOptions {
   pingIntervalMs?: number;
   /** How a POSTed body is relayed: parsed (`'object'`, smee.io) or as the raw text. Default: `'object'`. */
   bodyAs?: 'object' | 'string';
+  /**
+   * When set, a `retry: <ms>` field opens each stream, so that a test's reconnect takes milliseconds instead
+   * of the EventSource default of 3 s. smee.io sends none. Default: none.
+   */
+  retryMs?: number;
 }
 
 /** A running proxy channel server. */
@@ -34,6 +39,8 @@ export interface SseServer {
   sendRaw(text: string): void;
   /** Writes a keep-alive ping to every open stream now. */
   ping(): void;
+  /** Ends every open stream from the server side (the clients then reconnect). */
+  dropClients(): void;
   /** Number of open streams. */
   clients(): number;
   /** Resolves once at least `count` streams are open. */
@@ -88,6 +95,7 @@ export async function startSseServer(options: SseServerOptions = {}): Promise<Ss
     response.on('close', () => {
       streams.delete(stream);
     });
+    if (options.retryMs !== undefined) response.write(`retry: ${options.retryMs}\n\n`);
     write(stream, 'ready', '{}');
     notify();
   };
@@ -163,6 +171,10 @@ export async function startSseServer(options: SseServerOptions = {}): Promise<Ss
     },
     ping() {
       broadcast('ping', '{}');
+    },
+    dropClients() {
+      for (const stream of streams) stream.response.end();
+      streams.clear();
     },
     clients: () => streams.size,
     deliveries: () => delivered,
