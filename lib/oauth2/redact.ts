@@ -7,6 +7,7 @@
  */
 import { config } from './configuration.js';
 import { FILTERED_HEADERS } from './constants.js';
+import { setOwn } from './url.js';
 
 function filteredKeys(): Set<string> {
   return new Set(config.filteredDebugKeys.map((k) => k.toLowerCase()));
@@ -30,8 +31,8 @@ export function redactValue(value: unknown, keys: Set<string> = filteredKeys()):
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
-      out[k] =
-        isFiltered(k, keys) && v !== null && v !== undefined ? config.filteredLabel : redactValue(v, keys);
+      const hidden = isFiltered(k, keys) && v !== null && v !== undefined;
+      setOwn(out, k, hidden ? config.filteredLabel : redactValue(v, keys));
     }
     return out;
   }

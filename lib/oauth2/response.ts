@@ -49,6 +49,14 @@ export interface ResponseOptions {
 function toHeaders(init: ResponseInit['headers']): Headers {
   if (init instanceof Headers) return init;
   const headers = new Headers();
+  const foreign = init as unknown as Headers | undefined;
+  if (foreign !== undefined && typeof foreign.forEach === 'function') {
+    // a Headers object of another fetch implementation (undici's own fetch)
+    foreign.forEach((value, key) => {
+      headers.append(key, value);
+    });
+    return headers;
+  }
   for (const [k, v] of Object.entries(init ?? {})) {
     if (v === undefined) continue;
     if (Array.isArray(v)) for (const item of v) headers.append(k, item);

@@ -1,4 +1,5 @@
 import { ExtensionRegistry } from './extension-registry.js';
+import { setOwn } from './url.js';
 
 /** An extension that acts on a leaf value. */
 export type ValueExtension = (value: unknown) => unknown;
@@ -42,7 +43,7 @@ const handler: ProxyHandler<SnakyHash> = {
   set(target, key, value) {
     if (typeof key !== 'string') return Reflect.set(target, key, value);
     const name = Object.hasOwn(target, key) ? key : toSnakeCase(key);
-    target[name] = convertValue(value, target.constructor as SnakyHashClass);
+    setOwn(target, name, convertValue(value, target.constructor as SnakyHashClass));
     return true;
   },
   deleteProperty(target, key) {
@@ -84,9 +85,9 @@ function registriesOf(cls: object): Registries {
 
 function applyValues(value: unknown, exts: ValueExtension[], hashExts: HashExtension[]): unknown {
   if (Array.isArray(value)) return value.map((v) => applyValues(v, exts, hashExts));
-  if (value !== null && typeof value === 'object') {
+  if (isPlainObject(value)) {
     let hash: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) hash[k] = applyValues(v, exts, hashExts);
+    for (const [k, v] of Object.entries(value)) setOwn(hash, k, applyValues(v, exts, hashExts));
     for (const ext of hashExts) hash = ext(hash);
     return hash;
   }
@@ -122,7 +123,8 @@ export class SnakyHash {
 
   constructor(source: Record<string, unknown> = {}) {
     const cls = new.target;
-    for (const [key, value] of Object.entries(source)) this[toSnakeCase(key)] = convertValue(value, cls);
+    for (const [key, value] of Object.entries(source))
+      setOwn(this, toSnakeCase(key), convertValue(value, cls));
     // biome-ignore lint/correctness/noConstructorReturn: the proxy gives reads under any spelling of a key
     return new Proxy(this, handler);
   }

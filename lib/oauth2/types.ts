@@ -81,7 +81,7 @@ export interface ConnectionOptions {
   /** Redirects followed per request; `Authorization` is dropped across origins. Default `5`. */
   maxRedirects?: number;
   /** Called before each hop is sent; it may change the request in place or return a new one. */
-  onRequest?: (request: HttpRequest) => undefined | HttpRequest | Promise<undefined | HttpRequest>;
+  onRequest?: (request: HttpRequest) => void | HttpRequest | Promise<void | HttpRequest>;
   /** Called after each hop's response arrived, before status handling. */
   onResponse?: (response: Response) => void | Promise<void>;
 }

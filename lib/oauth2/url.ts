@@ -81,6 +81,19 @@ export function encodeParams(params: Params): string {
     .join('&');
 }
 
+/**
+ * Defines an own, enumerable property (safe for keys such as `__proto__`).
+ *
+ * @example
+ * ```ts
+ * setOwn(obj, '__proto__', 1);
+ * ```
+ * @see https://tc39.es/ecma262/#sec-definepropertyorthrow
+ */
+export function setOwn(target: object, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 function decode(part: string): string {
   const spaced = part.replace(/\+/g, ' ');
   try {
@@ -107,10 +120,10 @@ export function parseQuery(query: string): Record<string, string | string[]> {
     const eq = part.indexOf('=');
     const key = decode(eq === -1 ? part : part.slice(0, eq));
     const value = eq === -1 ? '' : decode(part.slice(eq + 1));
-    const existing = result[key];
-    if (existing === undefined) result[key] = value;
+    const existing = Object.hasOwn(result, key) ? result[key] : undefined;
+    if (existing === undefined) setOwn(result, key, value);
     else if (Array.isArray(existing)) existing.push(value);
-    else result[key] = [existing, value];
+    else setOwn(result, key, [existing, value]);
   }
   return result;
 }

@@ -16,7 +16,7 @@ export function mockClient(
   agent: MockAgent,
   options: ClientOptions = {},
   id = 'client-id',
-  secret: string | undefined = 'client-secret',
+  secret = 'client-secret',
 ): Client {
   return new Client(id, secret, {
     site: SITE,
