@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
-import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { ClaimCheck } from './claim-check.js';
 import { AwsDefaults } from './constants.js';
 import { PublishError } from './errors.js';
 import { buildEventEntry, eventEntrySize } from './event-entry.js';
@@ -81,13 +81,6 @@ function errorName(error: unknown): string {
   return 'Error';
 }
 
-function claimCheckKey(prefix: string, id: string, at: Date): string {
-  const yyyy = at.getUTCFullYear();
-  const mm = String(at.getUTCMonth() + 1).padStart(2, '0');
-  const dd = String(at.getUTCDate()).padStart(2, '0');
-  return `${prefix}${yyyy}/${mm}/${dd}/${encodeURIComponent(id)}.json`;
-}
-
 function positive(name: string, value: number): number {
   if (!Number.isFinite(value) || value <= 0) throw new TypeError(`"${name}" must be a positive number`);
   return value;
@@ -109,9 +102,7 @@ export class EventPublisher {
   readonly #eventBusName: string | undefined;
   readonly #source: string;
   readonly #maxEntryBytes: number;
-  readonly #s3: S3Client | undefined;
-  readonly #bucket: string | undefined;
-  readonly #prefix: string;
+  readonly #claimCheck: ClaimCheck | undefined;
   readonly #budgetMs: number;
   readonly #baseDelayMs: number;
   readonly #maxDelayMs: number;
@@ -127,14 +118,20 @@ export class EventPublisher {
     this.#eventBusName = options.eventBusName || undefined;
     this.#source = options.source ?? AwsDefaults.source;
     this.#maxEntryBytes = positive('maxEntryBytes', options.maxEntryBytes ?? AwsDefaults.maxEntryBytes);
-    this.#s3 = options.s3;
-    this.#bucket = options.bucket || undefined;
-    this.#prefix = options.claimCheckPrefix ?? AwsDefaults.claimCheckPrefix;
+    this.#now = options.now ?? Date.now;
+    this.#claimCheck =
+      options.s3 !== undefined && options.bucket
+        ? new ClaimCheck({
+            s3: options.s3,
+            bucket: options.bucket,
+            prefix: options.claimCheckPrefix,
+            now: this.#now,
+          })
+        : undefined;
     this.#budgetMs = positive('budgetMs', options.budgetMs ?? AwsDefaults.publishBudgetMs);
     this.#baseDelayMs = positive('baseDelayMs', options.baseDelayMs ?? AwsDefaults.publishBaseDelayMs);
     this.#maxDelayMs = positive('maxDelayMs', options.maxDelayMs ?? AwsDefaults.publishMaxDelayMs);
     this.#logger = options.logger;
-    this.#now = options.now ?? Date.now;
     this.#sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.#random = options.random ?? Math.random;
   }
@@ -151,7 +148,7 @@ export class EventPublisher {
     let entryBytes = eventEntrySize(entry);
     let payloadRef: PayloadRef | undefined;
     if (entryBytes > this.#maxEntryBytes) {
-      payloadRef = await this.#claimCheck(delivery, entryBytes, deadline);
+      payloadRef = await this.#store(delivery, entryBytes, deadline);
       entry = buildEventEntry(delivery, {
         source: this.#source,
         eventBusName: this.#eventBusName,
@@ -171,34 +168,22 @@ export class EventPublisher {
     return result;
   }
 
-  async #claimCheck(delivery: Delivery, entryBytes: number, deadline: number): Promise<PayloadRef> {
-    if (this.#s3 === undefined || this.#bucket === undefined) {
+  async #store(delivery: Delivery, entryBytes: number, deadline: number): Promise<PayloadRef> {
+    if (this.#claimCheck === undefined) {
       throw new PublishError(
         'entry_too_large',
         `entry of ${entryBytes} bytes exceeds "maxEntryBytes" (${this.#maxEntryBytes}) and no claim-check "bucket" is configured`,
       );
     }
-    const sha256 = createHash('sha256').update(delivery.rawBody).digest('hex');
-    const key = claimCheckKey(this.#prefix, delivery.id, new Date(this.#now()));
-    const remaining = Math.max(1, deadline - this.#now());
     try {
-      await this.#s3.send(
-        new PutObjectCommand({
-          Bucket: this.#bucket,
-          Key: key,
-          Body: delivery.rawBody,
-          ContentType: 'application/json',
-          ContentLength: delivery.rawBody.byteLength,
-          Metadata: { sha256, delivery: delivery.id, event: delivery.name },
-        }),
-        { abortSignal: AbortSignal.timeout(remaining) },
-      );
+      return await this.#claimCheck.store(delivery, {
+        abortSignal: AbortSignal.timeout(Math.max(1, deadline - this.#now())),
+      });
     } catch (error) {
       throw new PublishError('claim_check_failed', `claim-check object could not be stored in "bucket"`, {
         cause: error,
       });
     }
-    return { bucket: this.#bucket, key, bytes: delivery.rawBody.byteLength, sha256 };
   }
 
   async #send(
