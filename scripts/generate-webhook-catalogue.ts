@@ -461,7 +461,12 @@ function buildModel(entries: Entry[], rawNames: Map<string, string>): EventModel
       if (required !== undefined) fields.set(field, { required, nullable: false });
     }
     if (model !== undefined) {
-      if (spec.fields !== undefined) throw new Error(`spec-only entry '${spec.event}' must not set 'fields'`);
+      // An entry with `fields` stands for a whole event the forge lacked; it is back now.
+      if (spec.fields !== undefined || spec.actions.length === 0) {
+        throw new Error(
+          `spec-only event '${spec.event}' is in the forge's description: remove it from SPEC_ONLY`,
+        );
+      }
       fields = model.freeForm ? model.fields : (model.actions[0]?.fields ?? model.fields);
     }
     if (model === undefined) {
@@ -474,10 +479,6 @@ function buildModel(entries: Entry[], rawNames: Map<string, string>): EventModel
         fields,
       };
       events.set(spec.event, model);
-    } else if (spec.actions.length === 0) {
-      throw new Error(
-        `spec-only event '${spec.event}' is in the forge's description: remove it from SPEC_ONLY`,
-      );
     }
     for (const action of spec.actions) {
       if (model.actions.some((a) => a.name === action)) {
@@ -864,10 +865,16 @@ export function main(args: string[]): number {
   }
   const outDir = resolve(option(args, '--out') ?? defaultOutDir);
   const sourceFile = option(args, '--source');
-  const source = defaultSource();
-  const files = generate(
-    sourceFile === undefined ? source : { file: resolve(sourceFile), version: source.version },
-  );
+  let files: GeneratedFiles;
+  try {
+    const source = defaultSource();
+    files = generate(
+      sourceFile === undefined ? source : { file: resolve(sourceFile), version: source.version },
+    );
+  } catch (error) {
+    process.stderr.write(`cannot generate the webhook catalogue: ${(error as Error).message}\n`);
+    return 1;
+  }
   const shown = relative(process.cwd(), outDir) || '.';
   if (args.includes('--check')) {
     const stale = staleFiles(outDir, files);

@@ -1,5 +1,14 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -311,6 +320,23 @@ describe('scripts/generate-webhook-catalogue.ts', () => {
       expect(result.stdout).toContain('wrote 5 files');
       for (const [name, content] of files) expect(readFileSync(join(dir, name), 'utf8')).toBe(content);
       expect(run(['--check', '--out', dir]).status).toBe(0);
+    });
+
+    it('exits 1 with the reason when the description cannot be read or used', () => {
+      const missing = run(['--check', '--source', join(temp, 'nope.json')]);
+      expect(missing.status).toBe(1);
+      expect(missing.stderr).toMatch(
+        /^cannot generate the webhook catalogue: ENOENT: no such file or directory/,
+      );
+      const reappeared = description({
+        a: { operationId: 'content-reference/created', schema: payload({ enum: ['created'] }, ['action']) },
+      });
+      const result = run(['--out', join(temp, 'never-written'), '--source', reappeared]);
+      expect(result.status).toBe(1);
+      expect(result.stderr).toBe(
+        "cannot generate the webhook catalogue: spec-only event 'content_reference' is in the forge's description: remove it from SPEC_ONLY\n",
+      );
+      expect(existsSync(join(temp, 'never-written'))).toBe(false);
     });
 
     it('refuses an unknown option or a stray argument with status 2', () => {

@@ -62,6 +62,27 @@ describe('WebhookEvent', () => {
     >();
   });
 
+  it('narrows the payload of a plain name on `payload.action`', () => {
+    const describeIssue = (event: WebhookEvent<'issues'>): string => {
+      if (event.payload.action === 'labeled') {
+        expectTypeOf(event.payload).toEqualTypeOf<EventPayloads.WebhookPayloadIssuesLabeled>();
+        return 'labeled';
+      }
+      expectTypeOf(event.payload.action).toEqualTypeOf<
+        Exclude<EventPayloads.WebhookPayloadIssues['action'], 'labeled'>
+      >();
+      return event.payload.action;
+    };
+    const base = {
+      repository: { id: 1 } as EventPayloads.ForgeRepository,
+      sender: { id: 2, login: 'octocat' },
+    };
+    expect(describeIssue({ id: '1', name: 'issues', payload: { ...base, action: 'labeled' } })).toBe(
+      'labeled',
+    );
+    expect(describeIssue({ id: '2', name: 'issues', payload: { ...base, action: 'closed' } })).toBe('closed');
+  });
+
   it('lets the second parameter override the payload', () => {
     interface Custom {
       ref: string;
