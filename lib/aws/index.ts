@@ -4,6 +4,7 @@
  * refresh. Deeper paths are private.
  */
 export { type ApiGatewayEvent, fromApiGatewayEvent, isPayloadV2 } from './api-gateway.js';
+export { ClaimCheck, type ClaimCheckOptions, claimCheckKey } from './claim-check.js';
 export {
   AwsDefaults,
   BeginResult,
