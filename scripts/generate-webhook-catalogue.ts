@@ -180,13 +180,23 @@ interface Entry {
   fields: Map<CommonField, { required: boolean; nullable: boolean }>;
 }
 
-/** Everything the generator writes, by file name (relative to the output directory). */
+/**
+ * Everything the generator writes, by file name (relative to the output directory).
+ *
+ * @example
+ * const files: GeneratedFiles = generate(defaultSource());
+ */
 export type GeneratedFiles = Map<string, string>;
 
 const scriptDir = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(scriptDir, '..');
 
-/** Default output directory. */
+/**
+ * Default output directory.
+ *
+ * @example
+ * staleFiles(defaultOutDir, generate(defaultSource())); // [] when up to date
+ */
 export const defaultOutDir = join(repoRoot, 'lib/webhooks/generated');
 
 function sourcePackageDir(): string {
@@ -198,7 +208,12 @@ function sourcePackageDir(): string {
   }
 }
 
-/** The source description's path and the package version that goes into the DO-NOT-EDIT line. */
+/**
+ * The source description's path and the package version that goes into the DO-NOT-EDIT line.
+ *
+ * @example
+ * defaultSource(); // { file: '.../@octokit/openapi-webhooks/generated/api.github.com.json', version: '12.1.0' }
+ */
 export function defaultSource(): { file: string; version: string } {
   const dir = sourcePackageDir();
   const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string };
@@ -282,7 +297,13 @@ class Resolver {
   }
 }
 
-/** `check_run` -> `CheckRun`, `on-demand-test` -> `OnDemandTest`. */
+/**
+ * The PascalCase of an event or action name, for type and constant names.
+ *
+ * @example
+ * pascalCase('check_run'); // 'CheckRun'
+ * pascalCase('on-demand-test'); // 'OnDemandTest'
+ */
 export function pascalCase(name: string): string {
   return name
     .split(/[^A-Za-z0-9]+/)
@@ -291,7 +312,12 @@ export function pascalCase(name: string): string {
     .join('');
 }
 
-/** The neutral spelling of a forge event name. */
+/**
+ * The neutral spelling of a forge event name: the platform name becomes `forge`.
+ *
+ * @example
+ * neutralName('github_app_authorization'); // 'forge_app_authorization'
+ */
 export function neutralName(name: string): string {
   return name.replaceAll(PLATFORM_WORD, NEUTRAL_WORD);
 }
@@ -304,7 +330,8 @@ function firstSentence(text: string | undefined): string {
   return sentence
     .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
     .replaceAll('*/', '*\\/')
-    .replace(/GitHub/g, 'the forge');
+    .replace(/\b(a|A|the|The) GitHub\b/g, '$1 forge')
+    .replace(/\bGitHub\b/g, 'the forge');
 }
 
 function readEntries(description: Description, resolver: Resolver): Entry[] {
@@ -820,7 +847,12 @@ export function generate(source: { file: string; version: string }): GeneratedFi
   ]);
 }
 
-/** Files in `outDir` that differ from `files`, are missing, or are no longer produced. */
+/**
+ * Files in `outDir` that differ from `files`, are missing, or are no longer produced.
+ *
+ * @example
+ * staleFiles(dir, generate(defaultSource())); // ['catalogue.ts (differs)']
+ */
 export function staleFiles(outDir: string, files: GeneratedFiles): string[] {
   const stale: string[] = [];
   for (const [name, content] of files) {
@@ -836,7 +868,12 @@ export function staleFiles(outDir: string, files: GeneratedFiles): string[] {
   return stale;
 }
 
-/** Writes the files into `outDir`. */
+/**
+ * Writes the files into `outDir` (created when missing).
+ *
+ * @example
+ * writeFiles(defaultOutDir, generate(defaultSource()));
+ */
 export function writeFiles(outDir: string, files: GeneratedFiles): void {
   mkdirSync(outDir, { recursive: true });
   for (const [name, content] of files) writeFileSync(join(outDir, name), content);
@@ -850,7 +887,12 @@ function option(args: string[], name: string): string | undefined {
   return value;
 }
 
-/** Command-line entry; returns the exit status. */
+/**
+ * Command-line entry; returns the exit status: 0 done or up to date, 1 stale or failed, 2 bad usage.
+ *
+ * @example
+ * process.exitCode = main(['--check']);
+ */
 export function main(args: string[]): number {
   const known = new Set(['--check', '--out', '--source']);
   for (const [i, arg] of args.entries()) {

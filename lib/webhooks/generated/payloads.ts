@@ -369,7 +369,7 @@ export interface WebhookPayloadDependabotAlertAutoReopened extends OpenPayload {
   sender: ForgeUser;
 }
 
-/** Payload of `dependabot_alert.created`. A manifest file change introduced a vulnerable dependency, or a the forge Security Advisory was published and an existing dependency was found to be vulnerable. */
+/** Payload of `dependabot_alert.created`. A manifest file change introduced a vulnerable dependency, or a forge Security Advisory was published and an existing dependency was found to be vulnerable. */
 export interface WebhookPayloadDependabotAlertCreated extends OpenPayload {
   action: 'created';
   installation?: ForgeInstallation;
@@ -704,13 +704,13 @@ export type WebhookPayloadDiscussionComment =
   | WebhookPayloadDiscussionCommentDeleted
   | WebhookPayloadDiscussionCommentEdited;
 
-/** Payload of `forge_app_authorization.revoked`. Someone revoked their authorization of a the forge App. */
+/** Payload of `forge_app_authorization.revoked`. Someone revoked their authorization of a forge App. */
 export interface WebhookPayloadForgeAppAuthorizationRevoked extends OpenPayload {
   action: 'revoked';
   sender: ForgeUser;
 }
 
-/** Payload of `forge_app_authorization` (any action). This event occurs when a user revokes their authorization of a the forge App. */
+/** Payload of `forge_app_authorization` (any action). This event occurs when a user revokes their authorization of a forge App. */
 export type WebhookPayloadForgeAppAuthorization =
   | WebhookPayloadForgeAppAuthorizationRevoked;
 
@@ -730,7 +730,7 @@ export interface WebhookPayloadGollum extends OpenPayload {
   sender: ForgeUser;
 }
 
-/** Payload of `installation.created`. Someone installed a the forge App on a user or organization account. */
+/** Payload of `installation.created`. Someone installed a forge App on a user or organization account. */
 export interface WebhookPayloadInstallationCreated extends OpenPayload {
   action: 'created';
   installation: ForgeInstallation;
@@ -739,7 +739,7 @@ export interface WebhookPayloadInstallationCreated extends OpenPayload {
   sender: ForgeUser;
 }
 
-/** Payload of `installation.deleted`. Someone uninstalled a the forge App from their user or organization account. */
+/** Payload of `installation.deleted`. Someone uninstalled a forge App from their user or organization account. */
 export interface WebhookPayloadInstallationDeleted extends OpenPayload {
   action: 'deleted';
   installation: ForgeInstallation;
@@ -748,7 +748,7 @@ export interface WebhookPayloadInstallationDeleted extends OpenPayload {
   sender: ForgeUser;
 }
 
-/** Payload of `installation.new_permissions_accepted`. Someone granted new permissions to a the forge App. */
+/** Payload of `installation.new_permissions_accepted`. Someone granted new permissions to a forge App. */
 export interface WebhookPayloadInstallationNewPermissionsAccepted extends OpenPayload {
   action: 'new_permissions_accepted';
   installation: ForgeInstallation;
@@ -757,7 +757,7 @@ export interface WebhookPayloadInstallationNewPermissionsAccepted extends OpenPa
   sender: ForgeUser;
 }
 
-/** Payload of `installation.suspend`. Someone blocked access by a the forge App to their user or organization account. */
+/** Payload of `installation.suspend`. Someone blocked access by a forge App to their user or organization account. */
 export interface WebhookPayloadInstallationSuspend extends OpenPayload {
   action: 'suspend';
   installation: ForgeInstallation;
@@ -766,7 +766,7 @@ export interface WebhookPayloadInstallationSuspend extends OpenPayload {
   sender: ForgeUser;
 }
 
-/** Payload of `installation.unsuspend`. A the forge App that was blocked from accessing a user or organization account was given access the account again. */
+/** Payload of `installation.unsuspend`. A forge App that was blocked from accessing a user or organization account was given access the account again. */
 export interface WebhookPayloadInstallationUnsuspend extends OpenPayload {
   action: 'unsuspend';
   installation: ForgeInstallation;
@@ -775,7 +775,7 @@ export interface WebhookPayloadInstallationUnsuspend extends OpenPayload {
   sender: ForgeUser;
 }
 
-/** Payload of `installation` (any action). This event occurs when there is activity relating to a the forge App installation. */
+/** Payload of `installation` (any action). This event occurs when there is activity relating to a forge App installation. */
 export type WebhookPayloadInstallation =
   | WebhookPayloadInstallationCreated
   | WebhookPayloadInstallationDeleted
@@ -783,7 +783,7 @@ export type WebhookPayloadInstallation =
   | WebhookPayloadInstallationSuspend
   | WebhookPayloadInstallationUnsuspend;
 
-/** Payload of `installation_repositories.added`. A the forge App installation was granted access to one or more repositories. */
+/** Payload of `installation_repositories.added`. A forge App installation was granted access to one or more repositories. */
 export interface WebhookPayloadInstallationRepositoriesAdded extends OpenPayload {
   action: 'added';
   installation: ForgeInstallation;
@@ -792,7 +792,7 @@ export interface WebhookPayloadInstallationRepositoriesAdded extends OpenPayload
   sender: ForgeUser;
 }
 
-/** Payload of `installation_repositories.removed`. Access to one or more repositories was revoked for a the forge App installation. */
+/** Payload of `installation_repositories.removed`. Access to one or more repositories was revoked for a forge App installation. */
 export interface WebhookPayloadInstallationRepositoriesRemoved extends OpenPayload {
   action: 'removed';
   installation: ForgeInstallation;
@@ -801,12 +801,12 @@ export interface WebhookPayloadInstallationRepositoriesRemoved extends OpenPaylo
   sender: ForgeUser;
 }
 
-/** Payload of `installation_repositories` (any action). This event occurs when there is activity relating to which repositories a the forge App installation can access. */
+/** Payload of `installation_repositories` (any action). This event occurs when there is activity relating to which repositories a forge App installation can access. */
 export type WebhookPayloadInstallationRepositories =
   | WebhookPayloadInstallationRepositoriesAdded
   | WebhookPayloadInstallationRepositoriesRemoved;
 
-/** Payload of `installation_target.renamed`. Somebody renamed the user or organization account that a the forge App is installed on. */
+/** Payload of `installation_target.renamed`. Somebody renamed the user or organization account that a forge App is installed on. */
 export interface WebhookPayloadInstallationTargetRenamed extends OpenPayload {
   action: 'renamed';
   installation: ForgeInstallation;
@@ -815,7 +815,7 @@ export interface WebhookPayloadInstallationTargetRenamed extends OpenPayload {
   sender?: ForgeUser;
 }
 
-/** Payload of `installation_target` (any action). This event occurs when there is activity relating to the user or organization account that a the forge App is installed on. */
+/** Payload of `installation_target` (any action). This event occurs when there is activity relating to the user or organization account that a forge App is installed on. */
 export type WebhookPayloadInstallationTarget =
   | WebhookPayloadInstallationTargetRenamed;
 
@@ -1111,7 +1111,7 @@ export type WebhookPayloadLabel =
   | WebhookPayloadLabelDeleted
   | WebhookPayloadLabelEdited;
 
-/** Payload of `marketplace_purchase.cancelled`. Someone cancelled a the forge Marketplace plan, and the last billing cycle has ended. */
+/** Payload of `marketplace_purchase.cancelled`. Someone cancelled a forge Marketplace plan, and the last billing cycle has ended. */
 export interface WebhookPayloadMarketplacePurchaseCancelled extends OpenPayload {
   action: 'cancelled';
   installation?: ForgeInstallation;
@@ -1120,7 +1120,7 @@ export interface WebhookPayloadMarketplacePurchaseCancelled extends OpenPayload 
   sender: ForgeUser;
 }
 
-/** Payload of `marketplace_purchase.changed`. Someone upgraded or downgraded a the forge Marketplace plan, and the last billing cycle has ended. */
+/** Payload of `marketplace_purchase.changed`. Someone upgraded or downgraded a forge Marketplace plan, and the last billing cycle has ended. */
 export interface WebhookPayloadMarketplacePurchaseChanged extends OpenPayload {
   action: 'changed';
   installation?: ForgeInstallation;
@@ -1129,7 +1129,7 @@ export interface WebhookPayloadMarketplacePurchaseChanged extends OpenPayload {
   sender: ForgeUser;
 }
 
-/** Payload of `marketplace_purchase.pending_change`. Someone downgraded or cancelled a the forge Marketplace plan. */
+/** Payload of `marketplace_purchase.pending_change`. Someone downgraded or cancelled a forge Marketplace plan. */
 export interface WebhookPayloadMarketplacePurchasePendingChange extends OpenPayload {
   action: 'pending_change';
   installation?: ForgeInstallation;
@@ -1138,7 +1138,7 @@ export interface WebhookPayloadMarketplacePurchasePendingChange extends OpenPayl
   sender: ForgeUser;
 }
 
-/** Payload of `marketplace_purchase.pending_change_cancelled`. Someone cancelled a pending change to a the forge Marketplace plan. */
+/** Payload of `marketplace_purchase.pending_change_cancelled`. Someone cancelled a pending change to a forge Marketplace plan. */
 export interface WebhookPayloadMarketplacePurchasePendingChangeCancelled extends OpenPayload {
   action: 'pending_change_cancelled';
   installation?: ForgeInstallation;
@@ -1147,7 +1147,7 @@ export interface WebhookPayloadMarketplacePurchasePendingChangeCancelled extends
   sender: ForgeUser;
 }
 
-/** Payload of `marketplace_purchase.purchased`. Someone purchased a the forge Marketplace plan. */
+/** Payload of `marketplace_purchase.purchased`. Someone purchased a forge Marketplace plan. */
 export interface WebhookPayloadMarketplacePurchasePurchased extends OpenPayload {
   action: 'purchased';
   installation?: ForgeInstallation;
@@ -1156,7 +1156,7 @@ export interface WebhookPayloadMarketplacePurchasePurchased extends OpenPayload 
   sender: ForgeUser;
 }
 
-/** Payload of `marketplace_purchase` (any action). This event occurs when there is activity relating to a the forge Marketplace purchase. */
+/** Payload of `marketplace_purchase` (any action). This event occurs when there is activity relating to a forge Marketplace purchase. */
 export type WebhookPayloadMarketplacePurchase =
   | WebhookPayloadMarketplacePurchaseCancelled
   | WebhookPayloadMarketplacePurchaseChanged
@@ -1164,7 +1164,7 @@ export type WebhookPayloadMarketplacePurchase =
   | WebhookPayloadMarketplacePurchasePendingChangeCancelled
   | WebhookPayloadMarketplacePurchasePurchased;
 
-/** Payload of `member.added`. A the forge user accepted an invitation to a repository. */
+/** Payload of `member.added`. A forge user accepted an invitation to a repository. */
 export interface WebhookPayloadMemberAdded extends OpenPayload {
   action: 'added';
   installation?: ForgeInstallation;
@@ -1408,7 +1408,7 @@ export type WebhookPayloadPackage =
   | WebhookPayloadPackagePublished
   | WebhookPayloadPackageUpdated;
 
-/** Payload of `page_build`. This event occurs when there is an attempted build of a the forge Pages site. */
+/** Payload of `page_build`. This event occurs when there is an attempted build of a forge Pages site. */
 export interface WebhookPayloadPageBuild extends OpenPayload {
   installation?: ForgeInstallation;
   organization?: ForgeOrganization;
@@ -2293,7 +2293,7 @@ export type WebhookPayloadRepositoryAdvisory =
   | WebhookPayloadRepositoryAdvisoryPublished
   | WebhookPayloadRepositoryAdvisoryReported;
 
-/** Payload of `repository_dispatch`. This event occurs when a the forge App sends a `POST` request to `/repos/{owner}/{repo}/dispatches`. */
+/** Payload of `repository_dispatch`. This event occurs when a forge App sends a `POST` request to `/repos/{owner}/{repo}/dispatches`. */
 export interface WebhookPayloadRepositoryDispatch extends OpenPayload {
   action: string;
   installation: ForgeInstallation;
@@ -2503,7 +2503,7 @@ export interface WebhookPayloadSecurityAdvisoryPerformed extends OpenPayload {
   sender?: ForgeUser;
 }
 
-/** Payload of `security_advisory.published`. A security advisory was published to the the forge community. */
+/** Payload of `security_advisory.published`. A security advisory was published to the forge community. */
 export interface WebhookPayloadSecurityAdvisoryPublished extends OpenPayload {
   action: 'published';
   installation?: ForgeInstallation;
@@ -2756,7 +2756,7 @@ export interface WebhookPayloadWatchStarted extends OpenPayload {
 export type WebhookPayloadWatch =
   | WebhookPayloadWatchStarted;
 
-/** Payload of `workflow_dispatch`. This event occurs when a the forge Actions workflow is manually triggered. */
+/** Payload of `workflow_dispatch`. This event occurs when a forge Actions workflow is manually triggered. */
 export interface WebhookPayloadWorkflowDispatch extends OpenPayload {
   installation?: ForgeInstallation;
   organization?: ForgeOrganization;
@@ -2800,7 +2800,7 @@ export interface WebhookPayloadWorkflowJobWaiting extends OpenPayload {
   sender: ForgeUser;
 }
 
-/** Payload of `workflow_job` (any action). This event occurs when there is activity relating to a job in a the forge Actions workflow. */
+/** Payload of `workflow_job` (any action). This event occurs when there is activity relating to a job in a forge Actions workflow. */
 export type WebhookPayloadWorkflowJob =
   | WebhookPayloadWorkflowJobCompleted
   | WebhookPayloadWorkflowJobInProgress
@@ -2834,7 +2834,7 @@ export interface WebhookPayloadWorkflowRunRequested extends OpenPayload {
   sender: ForgeUser;
 }
 
-/** Payload of `workflow_run` (any action). This event occurs when there is activity relating to a run of a the forge Actions workflow. */
+/** Payload of `workflow_run` (any action). This event occurs when there is activity relating to a run of a forge Actions workflow. */
 export type WebhookPayloadWorkflowRun =
   | WebhookPayloadWorkflowRunCompleted
   | WebhookPayloadWorkflowRunInProgress
