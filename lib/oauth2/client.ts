@@ -400,7 +400,11 @@ export class Client {
     const secrets = [this.#secret, ...(opts.redact ?? [])];
     for (let redirects = 0; ; redirects++) {
       let request: HttpRequest = { method, url: target, headers: { ...headers }, body };
-      if (this.#connection.onRequest) request = (await this.#connection.onRequest(request)) ?? request;
+      if (this.#connection.onRequest) {
+        const replaced = await this.#connection.onRequest(request);
+        if (replaced !== null && typeof replaced === 'object' && 'url' in replaced)
+          request = replaced as HttpRequest;
+      }
       this.#debugLog?.request(request, secrets);
       let result: Awaited<ReturnType<Transport['send']>>;
       try {

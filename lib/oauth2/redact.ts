@@ -82,7 +82,7 @@ export function redactText(text: string, keys: Set<string> = filteredKeys()): st
   if (keys.size === 0) return text;
   const names = [...keys].map(escapeRegExp).join('|');
   const pattern = new RegExp(
-    `((?:^|[^A-Za-z0-9_])(?:${names})["']?\\s*[:=]\\s*["']?)([^"'&\\s,;}\\]]+)`,
+    `((?:^|[^A-Za-z0-9_])(?:${names})["']?\\s*[:=]\\s*["']?)([^"'&\\s,;}\\][][^"'&\\s,;}\\]]*)`,
     'gi',
   );
   return text.replace(pattern, (_m, prefix: string) => `${prefix}${config.filteredLabel}`);
@@ -109,7 +109,7 @@ export function redactBody(body: string | undefined, contentType?: string): stri
     }
   }
   if (contentType === 'application/x-www-form-urlencoded' || /^[^\s=&]+=[^\s]*$/.test(body)) {
-    return redactText(redactParams(body, keys), keys);
+    return redactParams(body, keys);
   }
   return redactText(body, keys);
 }

@@ -80,8 +80,8 @@ export interface ConnectionOptions {
   tls?: TlsOptions;
   /** Redirects followed per request; `Authorization` is dropped across origins. Default `5`. */
   maxRedirects?: number;
-  /** Called before each hop is sent; it may change the request in place or return a new one. */
-  onRequest?: (request: HttpRequest) => void | HttpRequest | Promise<void | HttpRequest>;
+  /** Called (and awaited) before each hop is sent; it may change the request in place or return a new one. */
+  onRequest?: (request: HttpRequest) => unknown;
   /** Called after each hop's response arrived, before status handling. */
   onResponse?: (response: Response) => void | Promise<void>;
 }
