@@ -51,25 +51,41 @@ export class Assertion {
   }
 
   /** Signs the claims and requests a token with them; `params` are extra token-request params. */
+  getToken(
+    claims: AssertionClaims,
+    encoding: AssertionEncoding,
+    params?: TokenParams,
+    accessTokenOptions?: AccessTokenOptions,
+  ): Promise<AccessToken>;
+  /** The spec's form: `[claims, algorithm, key]`, then extra params and access token options. */
+  getToken(
+    claims: readonly [AssertionClaims, string, SigningKey],
+    params?: TokenParams,
+    accessTokenOptions?: AccessTokenOptions,
+  ): Promise<AccessToken>;
   async getToken(
     claims: AssertionClaims | readonly [AssertionClaims, string, SigningKey],
-    encoding?: AssertionEncoding,
-    params: TokenParams = {},
-    accessTokenOptions: AccessTokenOptions = {},
+    ...rest: Array<AssertionEncoding | TokenParams | AccessTokenOptions | undefined>
   ): Promise<AccessToken> {
     let claimSet: AssertionClaims;
     let enc: AssertionEncoding;
+    let params: TokenParams;
+    let accessTokenOptions: AccessTokenOptions;
     if (Array.isArray(claims)) {
       const [c, algorithm, key] = claims as readonly [AssertionClaims, string, SigningKey];
       claimSet = c;
       enc = { algorithm, key };
-      if (encoding !== undefined && !Array.isArray(encoding)) {
-        params = encoding as unknown as TokenParams;
-      }
+      params = (rest[0] as TokenParams | undefined) ?? {};
+      accessTokenOptions = (rest[1] as AccessTokenOptions | undefined) ?? {};
     } else {
       claimSet = claims as AssertionClaims;
-      if (encoding === undefined) throw new TypeError(`'encoding' with 'algorithm' and 'key' is required`);
+      const encoding = rest[0] as AssertionEncoding | undefined;
+      if (encoding === undefined || encoding === null || typeof encoding !== 'object') {
+        throw new TypeError(`'encoding' with 'algorithm' and 'key' is required`);
+      }
       enc = encoding;
+      params = (rest[1] as TokenParams | undefined) ?? {};
+      accessTokenOptions = (rest[2] as AccessTokenOptions | undefined) ?? {};
     }
     if (claimSet === null || typeof claimSet !== 'object') throw new TypeError(`'claims' must be an object`);
     if (enc.key === undefined || enc.key === null) throw new TypeError(`'key' is required`);

@@ -179,7 +179,7 @@ describe('assertion (RFC 7523)', () => {
   });
 
   it('requires the encoding', async () => {
-    await expect(mockClient(agent).assertion.getToken({ iss: 'x' })).rejects.toThrow(
+    await expect(mockClient(agent).assertion.getToken({ iss: 'x' }, undefined as never)).rejects.toThrow(
       new TypeError(`'encoding' with 'algorithm' and 'key' is required`),
     );
   });
