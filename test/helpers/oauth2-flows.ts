@@ -98,7 +98,8 @@ export async function authorizeWithDevInteractions(
     if (fields.prompt === 'login')
       Object.assign(fields, { login: options.login, password: options.password });
     const abort = fields.prompt === 'consent' && options.consent === false;
-    const target = new URL(abort ? form.action.replace(/\/submit$/, '/abort') : form.action, request.url);
+    // The development pages post to /interaction/<uid>; their 'abort' link is /interaction/<uid>/abort.
+    const target = new URL(abort ? `${form.action.replace(/\/$/, '')}/abort` : form.action, request.url);
     request = abort
       ? { url: target.href, init: { method: 'GET' } }
       : {
