@@ -89,6 +89,14 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** Keeps only the placeholders an expression uses: DynamoDB rejects unused names and values. */
+function used<V>(placeholders: Record<string, V>, ...expressions: string[]): Record<string, V> {
+  const text = expressions.join(' ');
+  return Object.fromEntries(
+    Object.entries(placeholders).filter(([name]) => new RegExp(`${name}(?![A-Za-z0-9_])`).test(text)),
+  );
+}
+
 /** A map DynamoDB can hold: JSON semantics (undefined dropped, dates as strings). */
 function storable(hash: Record<string, unknown>): Record<string, unknown> {
   return JSON.parse(JSON.stringify(hash)) as Record<string, unknown>;
@@ -278,17 +286,18 @@ export class TokenStore<T extends TokenLike = TokenLike> {
       if (stored.version !== 0) values[':v'] = stored.version;
       condition = `${versionCondition} AND (attribute_not_exists(leaseUntil) OR leaseUntil <= :now)`;
     }
+    const update =
+      'SET leaseOwner = :owner, leaseUntil = :until, #version = if_not_exists(#version, :zero), ' +
+      'provider = :provider, clientId = :clientId, #scope = :scope';
     try {
       await this.#client.send(
         new UpdateCommand({
           TableName: this.#tableName,
           Key: { [TokenTable.partitionKey]: this.key },
-          UpdateExpression:
-            'SET leaseOwner = :owner, leaseUntil = :until, #version = if_not_exists(#version, :zero), ' +
-            'provider = :provider, clientId = :clientId, #scope = :scope',
+          UpdateExpression: update,
           ConditionExpression: condition,
-          ExpressionAttributeNames: { ...names, '#scope': 'scope' },
-          ExpressionAttributeValues: values,
+          ExpressionAttributeNames: used({ ...names, '#scope': 'scope' }, update, condition),
+          ExpressionAttributeValues: used(values, update, condition),
         }),
       );
       return owner;
@@ -351,7 +360,10 @@ export class TokenStore<T extends TokenLike = TokenLike> {
           TableName: this.#tableName,
           Item: item,
           ConditionExpression: condition,
-          ExpressionAttributeNames: { '#pk': TokenTable.partitionKey, '#version': 'version' },
+          ExpressionAttributeNames: used(
+            { '#pk': TokenTable.partitionKey, '#version': 'version' },
+            condition,
+          ),
           ExpressionAttributeValues: values,
         }),
       );
