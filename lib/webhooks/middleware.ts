@@ -107,7 +107,7 @@ export function createNodeMiddleware(
     const parsedBody = (request as { body?: unknown }).body;
     if (typeof parsedBody === 'string' || parsedBody instanceof Uint8Array) {
       body = parsedBody as Buffer | string; // a raw-body parser (express.raw / express.text) ran first
-    } else if (parsedBody !== undefined && request.readableEnded) {
+    } else if (request.readableEnded) {
       return sendError(
         response,
         500,

@@ -1,6 +1,6 @@
 // The middleware through a real node:http server on 127.0.0.1 (port 0), driven with fetch.
 import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   createNodeMiddleware,
@@ -355,6 +355,46 @@ describe('webhooks.middleware over node:http', () => {
         message: 'the request body was parsed before the webhook middleware, mount it before body parsers',
       },
     });
+  });
+
+  it('answers 500 body_consumed, instead of waiting forever, when the stream was read without a body', async () => {
+    const webhooks = new Webhooks({ secret: SECRET, log: quiet() });
+    const server = await listen(async (request, response) => {
+      for await (const _chunk of request) {
+        // drained by an earlier layer that kept nothing
+      }
+      await webhooks.middleware(request, response);
+    });
+    const response = await post(server.url);
+    expect(response.status).toBe(500);
+    expect(JSON.parse(response.text)).toMatchObject({ error: { code: 'body_consumed' } });
+  });
+
+  it('settles, without a crash, when the client disconnects in the middle of the body', async () => {
+    const webhooks = new Webhooks({ secret: SECRET, log: quiet() });
+    const handler = vi.fn();
+    webhooks.on('issues', handler);
+    let settled: () => void = () => {};
+    const done = new Promise<void>((resolve) => {
+      settled = resolve;
+    });
+    const server = await listen((request, response) => {
+      void webhooks.middleware(request, response).then(settled);
+    });
+    const { port } = new URL(server.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    const headers = deliveryHeaders(body);
+    const head = Object.entries(headers)
+      .map(([key, value]) => `${key}: ${value}`)
+      .join('\r\n');
+    socket.write(
+      `POST / HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 100000\r\n${head}\r\n\r\n{"partial":`,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    socket.destroy();
+    await done;
+    expect(handler).not.toHaveBeenCalled();
   });
 
   it('serves createNodeMiddleware() with its own path', async () => {
