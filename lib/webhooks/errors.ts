@@ -40,7 +40,6 @@ export class WebhooksError extends Error {
   }
 
   // `this` is the class `instanceof` is asked about: subclasses keep the ordinary check.
-  // biome-ignore lint/complexity/noThisInStatic: the check depends on which class is asked
   static override [Symbol.hasInstance](value: unknown): boolean {
     // biome-ignore lint/complexity/noThisInStatic: the check depends on which class is asked
     if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;

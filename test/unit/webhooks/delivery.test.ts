@@ -173,6 +173,16 @@ describe('readDelivery()', () => {
     expect(result).toMatchObject({ status: 401, code: 'invalid_signature' });
   });
 
+  it('answers 401 for an empty or absent body, which no signature can cover', () => {
+    for (const body of ['', undefined]) {
+      const result = readDelivery(
+        { method: 'POST', headers: request().headers, body: body as unknown as string },
+        options,
+      );
+      expect(result).toMatchObject({ status: 401, code: 'invalid_signature' });
+    }
+  });
+
   it('answers 401 for a garbage signature', () => {
     expect(readDelivery(request({}, { 'x-hub-signature-256': 'sha256=nope' }), options)).toMatchObject({
       status: 401,
