@@ -147,7 +147,10 @@ export function createNodeMiddleware(
         return send(response, 202, PENDING_BODY);
       }
       return send(response, 200, OK_BODY);
-    } catch {
+    } catch (error) {
+      // Details go to the 'error' handlers; the log line names the delivery only.
+      const count = (error as { errors?: unknown[] }).errors?.length ?? 1;
+      log.error(`${count} webhook handler(s) failed for '${result.name}' delivery '${result.id}'`);
       return sendError(response, 500, ErrorCodes.handlerFailed, 'a webhook handler failed');
     } finally {
       clearTimeout(timer);

@@ -236,6 +236,18 @@ describe('webhooks.middleware over node:http', () => {
     expect(errors[0]?.event).toEqual({ id: 'delivery-1', name: 'issues', payload });
   });
 
+  it('logs a handler failure by delivery only, never the error text', async () => {
+    const log = quiet();
+    const { webhooks, url } = await start({ log });
+    webhooks.on('issues', () => {
+      throw new Error(`token ${SECRET}`);
+    });
+    expect((await post(url)).status).toBe(500);
+    expect(log.error.mock.calls).toEqual([
+      ["1 webhook handler(s) failed for 'issues' delivery 'delivery-1'"],
+    ]);
+  });
+
   it('answers 202 when handlers outlast the timeout, and lets them finish', async () => {
     const { webhooks, url } = await start({ timeout: 100 });
     let finished = false;
