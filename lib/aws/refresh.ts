@@ -65,8 +65,8 @@ function describe(error: unknown): { code: string; message: string } {
  * ```
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.4
  */
-export async function refreshTokens(
-  targets: readonly RefreshTarget[],
+export async function refreshTokens<T extends TokenLike = TokenLike>(
+  targets: readonly RefreshTarget<T>[],
   deps: RefreshDependencies,
 ): Promise<RefreshReport[]> {
   const windowSeconds = deps.windowSeconds ?? AwsDefaults.refreshWindowSeconds;
@@ -74,7 +74,7 @@ export async function refreshTokens(
     targets.map(async (target): Promise<RefreshReport> => {
       let key = `${target.key?.provider}#${target.key?.clientId}`;
       try {
-        const store = new TokenStore({
+        const store = new TokenStore<T>({
           ...deps.store,
           client: deps.client,
           tableName: deps.tableName,
