@@ -34,7 +34,7 @@ export const AwsDefaults = {
   /** Cache age of the webhook secrets fetched from SSM: 5 minutes. */
   secretsMaxAgeSeconds: 300,
   /** Environment variable holding the secrets when running offline. */
-  secretsEnvVar: 'WEBHOOK_SECRET',
+  secretsEnvVar: 'FORGEBRIDGE_WEBHOOK_SECRET',
   /** Key prefix of claim-check objects in S3. */
   claimCheckPrefix: 'deliveries/',
   /** Longest delivery id accepted (DynamoDB keys and S3 keys stay well within their limits). */

@@ -15,7 +15,7 @@ export interface SecretsProviderOptions {
   maxAgeSeconds?: number | undefined;
   /** Read the secrets from an environment variable instead of SSM. Default: `IS_OFFLINE` is set (serverless-offline). */
   offline?: boolean | undefined;
-  /** Variable holding the secrets when offline. Default `'WEBHOOK_SECRET'`. */
+  /** Variable holding the secrets when offline. Default `'FORGEBRIDGE_WEBHOOK_SECRET'`. */
   envVar?: string | undefined;
   /** Environment to read (tests). Default `process.env`. */
   env?: Record<string, string | undefined> | undefined;

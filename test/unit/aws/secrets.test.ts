@@ -90,7 +90,7 @@ describe('createSecretsProvider()', () => {
   it('reads the environment variable when IS_OFFLINE is set, never SSM', async () => {
     const provider = createSecretsProvider({
       parameterName: '/fb/secret',
-      env: { IS_OFFLINE: 'true', WEBHOOK_SECRET: 'dev-secret,older' },
+      env: { IS_OFFLINE: 'true', FORGEBRIDGE_WEBHOOK_SECRET: 'dev-secret,older' },
     });
     expect(await provider.getSecrets()).toEqual(['dev-secret', 'older']);
     expect(ssmMock.commandCalls(GetParameterCommand)).toHaveLength(0);
@@ -106,7 +106,7 @@ describe('createSecretsProvider()', () => {
     const provider = createSecretsProvider({
       parameterName: '/fb/secret',
       ssm: new SSMClient({ region: 'us-east-1' }),
-      env: { IS_OFFLINE: 'false', WEBHOOK_SECRET: 'plaintext' },
+      env: { IS_OFFLINE: 'false', FORGEBRIDGE_WEBHOOK_SECRET: 'plaintext' },
     });
     expect(await provider.getSecrets()).toEqual(['from-ssm']);
   });
@@ -115,7 +115,7 @@ describe('createSecretsProvider()', () => {
     const provider = createSecretsProvider({ offline: true, env: {} });
     await expect(provider.getSecrets()).rejects.toMatchObject({
       code: 'secrets_missing',
-      message: 'no webhook secret in environment variable "WEBHOOK_SECRET"',
+      message: 'no webhook secret in environment variable "FORGEBRIDGE_WEBHOOK_SECRET"',
     });
   });
 });
