@@ -1,0 +1,93 @@
+/**
+ * The example subscriber, on `issues.opened`: it rebuilds `{ id, name, payload }` from the EventBridge event
+ * (resolving an S3 claim check), dispatches it through lib/webhooks' event handler, and calls the forge API
+ * about the new issue with an `AccessToken` from the DynamoDB token store (served from memory while fresh).
+ * Wiring only: SDK clients at module scope, configuration from the environment (docs/serverless.md).
+ */
+
+import { Logger } from '@aws-lambda-powertools/logger';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SSMClient } from '@aws-sdk/client-ssm';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import middy from '@middy/core';
+import type { Context, EventBridgeEvent } from 'aws-lambda';
+import { type DeliveryDetail, resolveDelivery } from '../../lib/aws/index.js';
+import { createEventHandler } from '../../lib/webhooks/index.js';
+import { numberEnv, optionalEnv, requireEnv } from '../shared/env.js';
+import { createTokenSource, readOAuthClients } from '../shared/oauth-clients.js';
+import { payloadDigest, recordReceipt } from '../shared/receipts.js';
+
+const logger = new Logger({ serviceName: 'forgebridge-subscriber' });
+
+const s3 = new S3Client({});
+const documentClient = DynamoDBDocumentClient.from(new DynamoDBClient({}));
+const ssm = new SSMClient({});
+
+const forgeApiUrl = requireEnv('FORGEBRIDGE_FORGE_API_URL').replace(/\/+$/, '');
+const provider = optionalEnv('FORGEBRIDGE_OAUTH_PROVIDER');
+const clients = readOAuthClients();
+const client = clients.find((candidate) => provider === undefined || candidate.provider === provider);
+if (client === undefined)
+  throw new TypeError('environment variable "FORGEBRIDGE_OAUTH_CLIENTS" names no client');
+const tokens = createTokenSource(client, {
+  documentClient,
+  ssm,
+  tableName: requireEnv('FORGEBRIDGE_TOKEN_TABLE'),
+  refreshWindowSeconds: numberEnv('FORGEBRIDGE_REFRESH_WINDOW_SECONDS'),
+  logger,
+});
+
+interface IssuesOpened {
+  action: 'opened';
+  issue: { number: number; title?: string };
+  repository: { full_name: string };
+}
+
+/** What the handler learnt from the forge API, for the receipt. */
+let lastCall: { status: number; title?: string } | undefined;
+
+const events = createEventHandler();
+events.on('issues.opened', async ({ id, payload }) => {
+  const { issue, repository } = payload as unknown as IssuesOpened;
+  const token = await (await tokens.store()).get();
+  const response = await token.get(`${forgeApiUrl}/repos/${repository.full_name}/issues/${issue.number}`);
+  const body = response.parsed as { title?: unknown } | undefined;
+  lastCall = { status: response.status, ...(typeof body?.title === 'string' ? { title: body.title } : {}) };
+  logger.info('issue opened', {
+    delivery: id,
+    repository: repository.full_name,
+    issue: issue.number,
+    forgeApi: lastCall,
+  });
+});
+
+async function run(event: EventBridgeEvent<string, DeliveryDetail>, context: Context): Promise<void> {
+  const delivery = await resolveDelivery(event, { s3 });
+  lastCall = undefined;
+  await events.receive(delivery as Parameters<typeof events.receive>[0]);
+  recordReceipt({
+    function: context.functionName,
+    delivery: delivery.id,
+    event: delivery.name,
+    ...(event.detail.action === undefined ? {} : { action: event.detail.action }),
+    detailType: event['detail-type'],
+    ...payloadDigest(delivery.payload),
+    claimCheck: event.detail.payloadRef !== undefined,
+    ...(lastCall === undefined ? {} : { forgeApi: lastCall }),
+  });
+}
+
+/**
+ * The Lambda entry point.
+ *
+ * @example
+ * ```yaml
+ * onIssuesOpened:
+ *   handler: functions/subscriber/handler.handler
+ *   events: [{ eventBridge: { eventBus: !GetAtt Bus.Name, pattern: { detail-type: [issues.opened] } } }]
+ * ```
+ * @see https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-event-patterns.html
+ */
+export const handler = middy(run).use(injectLambdaContext(logger));
