@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { describe, expect, expectTypeOf, it, vi } from 'vitest';
 import {
   sign,
@@ -41,9 +42,10 @@ describe('new Webhooks()', () => {
     expect(() => new Webhooks(options as never)).toThrow(new TypeError(message));
   });
 
-  it('keeps the secret out of its enumerable properties and its JSON', () => {
+  it('keeps the secret out of its enumerable properties, its JSON and util.inspect', () => {
     const webhooks = new Webhooks({ secret: SECRET });
     expect(JSON.stringify(webhooks)).not.toContain(SECRET);
+    expect(inspect(webhooks, { depth: 10, showHidden: true })).not.toContain(SECRET);
     expect(Object.keys(webhooks)).toEqual(['middleware']);
   });
 });
