@@ -35,7 +35,8 @@ afterAll(() => eventBridge?.destroy());
 
 async function deps(tableName: string) {
   return {
-    getSecrets: createSecretsProvider({ offline: true, env: { FORGEBRIDGE_WEBHOOK_SECRET: TEST_SECRET } }).getSecrets,
+    getSecrets: createSecretsProvider({ offline: true, env: { FORGEBRIDGE_WEBHOOK_SECRET: TEST_SECRET } })
+      .getSecrets,
     dedupe: new DedupeStore({ client: ddb.documentClient(), tableName }),
     publisher: new EventPublisher({ eventBridge, eventBusName: 'forge', budgetMs: 600, baseDelayMs: 20 }),
   };

@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -214,5 +216,56 @@ describe('TokenStore against DynamoDB Local and oidc-provider', () => {
     const renewed = await lambdaStore(tokens).read();
     expect(renewed?.version).toBe(2);
     expect(renewed?.token?.token).not.toBe('expiring');
+  });
+});
+
+describe('TokenStore across processes', () => {
+  it('5 processes × 4 stores refreshing one expired token at once send exactly 1 token request', async () => {
+    const { tokens } = await ddb.tables();
+    const oauth = oauthClient();
+    await lambdaStore(tokens).save(
+      new AccessToken(oauth, 'expired', { expires_at: Math.floor(Date.now() / 1000) - 1 }),
+      0,
+    );
+    server.resetCounters();
+    const children = Array.from({ length: 5 }, () =>
+      spawn(process.execPath, ['--import', 'tsx', 'test/helpers/aws-token-refresher.ts'], {
+        env: {
+          ...process.env,
+          FB_ENDPOINT: ddb.endpoint,
+          FB_TABLE: tokens,
+          FB_ISSUER: server.issuer,
+          FB_CLIENT_ID: DEFAULT_CLIENT.client_id,
+          FB_CLIENT_SECRET: DEFAULT_CLIENT.client_secret,
+          FB_SCOPE: SCOPE,
+          FB_RESOURCE: FORGE_API_RESOURCE,
+          FB_STORES: '4',
+        },
+        stdio: ['pipe', 'pipe', 'inherit'],
+      }),
+    );
+    try {
+      const outputs = children.map((child) =>
+        createInterface({ input: child.stdout! })[Symbol.asyncIterator](),
+      );
+      for (const lines of outputs) expect((await lines.next()).value).toBe('ready');
+      for (const child of children) child.stdin!.write('go\n');
+      const results = await Promise.all(
+        outputs.map(
+          async (lines) =>
+            JSON.parse(String((await lines.next()).value)) as { tokens: string[]; outcomes: string[] },
+        ),
+      );
+      const allTokens = results.flatMap((result) => result.tokens);
+      const outcomes = results.flatMap((result) => result.outcomes);
+      expect(allTokens).toHaveLength(20);
+      expect(server.tokenRequests()).toBe(1);
+      expect(new Set(allTokens).size).toBe(1);
+      expect(allTokens[0]).not.toBe('expired');
+      expect(outcomes.filter((outcome) => outcome === 'refreshed')).toHaveLength(1);
+      expect((await lambdaStore(tokens).read())?.version).toBe(2);
+    } finally {
+      for (const child of children) if (child.exitCode === null) child.kill();
+    }
   });
 });
