@@ -1,0 +1,277 @@
+// `osls package` builds the CloudFormation template offline (no AWS credentials, HOME in a temp dir); this
+// test reads that template and checks every resource, rule pattern and IAM statement in it.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const root = new URL('../../../', import.meta.url).pathname;
+const run = promisify(execFile);
+
+interface Resource {
+  Type: string;
+  Properties: Record<string, unknown>;
+}
+interface Statement {
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+}
+
+let dir: string;
+let resources: Record<string, Resource>;
+
+function ofType(type: string): [string, Resource][] {
+  return Object.entries(resources).filter(([, resource]) => resource.Type === type);
+}
+
+function functionNamed(name: string): Resource {
+  const resource = resources[`${name[0]?.toUpperCase()}${name.slice(1)}LambdaFunction`];
+  if (resource === undefined) throw new Error(`no function ${name}`);
+  return resource;
+}
+
+function ruleOf(functionName: string): Resource {
+  const rule = ofType('AWS::Events::Rule').find(([, resource]) =>
+    JSON.stringify(resource.Properties.Targets).includes(
+      `${functionName[0]?.toUpperCase()}${functionName.slice(1)}LambdaFunction`,
+    ),
+  );
+  if (rule === undefined) throw new Error(`no rule targets ${functionName}`);
+  return rule[1];
+}
+
+function statementsOf(roleName: string): Statement[] {
+  const role = resources[roleName];
+  const policies = (role?.Properties.Policies ?? []) as { PolicyDocument: { Statement: Statement[] } }[];
+  return policies.flatMap((policy) => policy.PolicyDocument.Statement);
+}
+
+function actions(statement: Statement): string[] {
+  return Array.isArray(statement.Action) ? statement.Action : [statement.Action];
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'forgebridge-package-'));
+  const home = join(dir, 'home');
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, '.config'),
+    XDG_DATA_HOME: join(home, '.local/share'),
+    XDG_CACHE_HOME: join(home, '.cache'),
+    SLS_TELEMETRY_DISABLED: '1',
+    SLS_NOTIFICATIONS_MODE: 'off',
+  };
+  await run(
+    join(root, 'node_modules/.bin/osls'),
+    ['package', '--package', join(dir, 'out'), '--stage', 'ci'],
+    {
+      cwd: root,
+      env,
+      timeout: 150_000,
+    },
+  );
+  const template = JSON.parse(
+    readFileSync(join(dir, 'out/cloudformation-template-update-stack.json'), 'utf8'),
+  );
+  resources = template.Resources;
+}, 180_000);
+
+afterAll(() => {
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('osls package (offline, no credentials)', () => {
+  it('creates the custom event bus with an archive of every delivery', () => {
+    const bus = resources.Bus;
+    expect(bus?.Type).toBe('AWS::Events::EventBus');
+    expect(bus?.Properties.Name).toBe('forgebridge-ci');
+    const archive = resources.BusArchive;
+    expect(archive?.Type).toBe('AWS::Events::Archive');
+    expect(archive?.Properties.SourceArn).toEqual({ 'Fn::GetAtt': ['Bus', 'Arn'] });
+    expect(archive?.Properties.RetentionDays).toBeGreaterThan(0);
+  });
+
+  it('gives every subscriber target a retry policy and the dead-letter queue', () => {
+    expect(resources.SubscriberDeadLetterQueue?.Type).toBe('AWS::SQS::Queue');
+    const rules = ofType('AWS::Events::Rule').filter(
+      ([, rule]) => rule.Properties.EventPattern !== undefined,
+    );
+    expect(rules).toHaveLength(5);
+    for (const [, rule] of rules) {
+      expect(rule.Properties.EventBusName).toEqual({ 'Fn::GetAtt': ['Bus', 'Name'] });
+      const [target] = rule.Properties.Targets as Record<string, unknown>[];
+      expect(target?.DeadLetterConfig).toEqual({
+        Arn: { 'Fn::GetAtt': ['SubscriberDeadLetterQueue', 'Arn'] },
+      });
+      expect(target?.RetryPolicy).toMatchObject({ MaximumRetryAttempts: expect.any(Number) });
+    }
+    const policy = resources.SubscriberDeadLetterQueuePolicy?.Properties.PolicyDocument as {
+      Statement: { Effect: string; Principal: unknown; Condition?: unknown }[];
+    };
+    const allow = policy.Statement.find((statement) => statement.Effect === 'Allow');
+    expect(allow?.Principal).toEqual({ Service: 'events.amazonaws.com' });
+    expect(JSON.stringify(allow?.Condition)).toContain(':rule/forgebridge-ci/*');
+  });
+
+  it('creates the dedupe and token tables keyed on pk with TTL on', () => {
+    for (const [name, tableName] of [
+      ['DedupeTable', 'forgebridge-ci-dedupe'],
+      ['TokenTable', 'forgebridge-ci-tokens'],
+    ] as const) {
+      const table = resources[name];
+      expect(table?.Type).toBe('AWS::DynamoDB::Table');
+      expect(table?.Properties.TableName).toBe(tableName);
+      expect(table?.Properties.KeySchema).toEqual([{ AttributeName: 'pk', KeyType: 'HASH' }]);
+      expect(table?.Properties.BillingMode).toBe('PAY_PER_REQUEST');
+      expect(table?.Properties.TimeToLiveSpecification).toEqual({
+        AttributeName: 'expiresAt',
+        Enabled: true,
+      });
+    }
+  });
+
+  it('creates the claim-check bucket private, encrypted, with lifecycle expiry', () => {
+    const bucket = resources.ClaimCheckBucket;
+    expect(bucket?.Type).toBe('AWS::S3::Bucket');
+    const rules = (bucket?.Properties.LifecycleConfiguration as { Rules: Record<string, unknown>[] }).Rules;
+    expect(rules).toEqual([expect.objectContaining({ Status: 'Enabled', ExpirationInDays: 14 })]);
+    expect(bucket?.Properties.PublicAccessBlockConfiguration).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+    expect(bucket?.Properties.BucketEncryption).toBeDefined();
+  });
+
+  it('runs every function on nodejs22.x with its own role', () => {
+    const functions = ofType('AWS::Lambda::Function');
+    expect(functions.map(([name]) => name).sort()).toEqual(
+      [
+        'IngestLambdaFunction',
+        'OnEverythingLambdaFunction',
+        'OnIssuesLambdaFunction',
+        'OnIssuesOpenedLambdaFunction',
+        'OnIssuesPrefixLambdaFunction',
+        'OnPushLambdaFunction',
+        'RefreshLambdaFunction',
+      ].sort(),
+    );
+    for (const [name, fn] of functions) {
+      expect(fn.Properties.Runtime).toBe('nodejs22.x');
+      expect(fn.Properties.Handler).toMatch(/handler\.handler$/);
+      const role = name.replace('LambdaFunction', 'IamRoleLambdaExecution');
+      expect(fn.Properties.Role).toEqual({ 'Fn::GetAtt': [role, 'Arn'] });
+      expect(resources[role]?.Type).toBe('AWS::IAM::Role');
+    }
+  });
+
+  it('routes POST /webhooks of an HTTP API (payload 2.0) to the ingest', () => {
+    expect(resources.HttpApiRoutePostWebhooks?.Properties.RouteKey).toBe('POST /webhooks');
+    expect(resources.HttpApiIntegrationIngest?.Properties.PayloadFormatVersion).toBe('2.0');
+  });
+
+  it('schedules the token refresh every 5 minutes', () => {
+    const schedule = ofType('AWS::Events::Rule').find(([, rule]) => rule.Properties.ScheduleExpression);
+    expect(schedule?.[1].Properties.ScheduleExpression).toBe('rate(5 minutes)');
+    expect(JSON.stringify(schedule?.[1].Properties.Targets)).toContain('RefreshLambdaFunction');
+  });
+
+  it('writes one rule per rule form with the documented pattern', () => {
+    expect(ruleOf('onIssuesOpened').Properties.EventPattern).toEqual({
+      source: ['forge.webhooks'],
+      'detail-type': ['issues.opened'],
+    });
+    expect(ruleOf('onIssues').Properties.EventPattern).toEqual({
+      source: ['forge.webhooks'],
+      detail: { event: ['issues'] },
+    });
+    expect(ruleOf('onIssuesPrefix').Properties.EventPattern).toEqual({
+      source: ['forge.webhooks'],
+      'detail-type': [{ prefix: 'issues.' }],
+    });
+    expect(ruleOf('onPush').Properties.EventPattern).toEqual({
+      source: ['forge.webhooks'],
+      'detail-type': ['push'],
+    });
+    expect(ruleOf('onEverything').Properties.EventPattern).toEqual({ source: ['forge.webhooks'] });
+  });
+
+  it('scopes every IAM statement of every role to named resources', () => {
+    const roles = ofType('AWS::IAM::Role');
+    expect(roles.length).toBeGreaterThanOrEqual(7);
+    for (const [name] of roles) {
+      const statements = statementsOf(name);
+      expect(statements.length, name).toBeGreaterThan(0);
+      for (const statement of statements) {
+        const targets = Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource];
+        for (const target of targets) {
+          expect(target, `${name} ${actions(statement).join(',')}`).not.toBe('*');
+          const text = JSON.stringify(target);
+          expect(text, name).not.toMatch(/"\*"|:\*"$|^"arn:aws:[a-z0-9-]+:::?\*"$/);
+          // A wildcard may only end a named prefix (a log group, an object key prefix, a parameter path).
+          expect(text.replace(/\\"/g, ''), name).toMatch(/forgebridge|Arn"|"Ref"/);
+        }
+        for (const action of actions(statement)) expect(action, name).not.toMatch(/^\*$|:\*$/);
+      }
+    }
+  });
+
+  it('grants each function only the actions its code makes', () => {
+    const grants = (role: string) =>
+      statementsOf(role)
+        .flatMap(actions)
+        .filter((action) => !action.startsWith('logs:'))
+        .sort();
+    expect(grants('IngestIamRoleLambdaExecution')).toEqual(
+      [
+        'dynamodb:DeleteItem',
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+        'events:PutEvents',
+        's3:PutObject',
+        'ssm:GetParameter',
+      ].sort(),
+    );
+    expect(grants('RefreshIamRoleLambdaExecution')).toEqual(
+      ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'ssm:GetParameter'].sort(),
+    );
+    expect(grants('OnIssuesOpenedIamRoleLambdaExecution')).toEqual(
+      [
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+        's3:GetObject',
+        'ssm:GetParameter',
+      ].sort(),
+    );
+    for (const role of [
+      'OnIssuesIamRoleLambdaExecution',
+      'OnIssuesPrefixIamRoleLambdaExecution',
+      'OnPushIamRoleLambdaExecution',
+      'OnEverythingIamRoleLambdaExecution',
+    ]) {
+      expect(grants(role)).toEqual(['s3:GetObject']);
+    }
+    const ingest = statementsOf('IngestIamRoleLambdaExecution');
+    const put = ingest.find((statement) => actions(statement).includes('events:PutEvents'));
+    expect(put?.Resource).toEqual({ 'Fn::GetAtt': ['Bus', 'Arn'] });
+    const ssm = ingest.find((statement) => actions(statement).includes('ssm:GetParameter'));
+    expect(JSON.stringify(ssm?.Resource)).toContain(':parameter/forgebridge/ci/webhook-secret');
+  });
+
+  it('keeps secrets out of the environment: only SSM parameter names', () => {
+    const functions = ofType('AWS::Lambda::Function');
+    for (const [, fn] of functions) {
+      const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+      for (const name of Object.keys(variables)) expect(name).not.toMatch(/SECRET$|PASSWORD|TOKEN$/);
+    }
+    const ingest = functionNamed('ingest').Properties.Environment as { Variables: Record<string, string> };
+    expect(ingest.Variables.FORGEBRIDGE_WEBHOOK_SECRET_PARAMETER).toBe('/forgebridge/ci/webhook-secret');
+  });
+});
