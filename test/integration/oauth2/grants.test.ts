@@ -190,9 +190,7 @@ describe('assertion.getToken() (RFC 7523 JWT bearer)', () => {
   });
 
   it("accepts the gem's [claims, algorithm, key] form and a resource", async () => {
-    // The tuple form takes the params second at run time, but the types only know the 3-argument form:
-    // pass them third, with the encoding left undefined.
-    const token = await client.assertion.getToken([claims(), 'ES256', assertionKey], undefined, {
+    const token = await client.assertion.getToken([claims(), 'ES256', assertionKey], {
       resource: FORGE_API_RESOURCE,
       scope: 'forge:write',
     });
