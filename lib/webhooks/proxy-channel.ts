@@ -276,7 +276,11 @@ export class ProxyChannel extends EventEmitter<ProxyChannelEvents> {
     }
     const tracked = promise.then(
       () => {
-        this.emit('delivery', { id: event.id, name: event.name });
+        try {
+          this.emit('delivery', { id: event.id, name: event.name });
+        } catch (thrown) {
+          (this.#options.log ?? console).error("proxy channel 'delivery' listener threw", thrown);
+        }
       },
       (cause: unknown) => {
         this.#report(rejection(cause, event, bodyForm));

@@ -27,7 +27,14 @@ export interface ProxyMessageKeys {
   signature?: string;
 }
 
-/** Options of {@link readProxyMessage}. */
+/**
+ * Options of {@link readProxyMessage}.
+ *
+ * @example
+ * ```ts
+ * readProxyMessage(data, { keys: { event: 'x-github-event' }, allowSha1: false } satisfies ProxyMessageOptions);
+ * ```
+ */
 export interface ProxyMessageOptions {
   /** Message key names. Defaults in {@link ProxyMessageKeys}. */
   keys?: ProxyMessageKeys;

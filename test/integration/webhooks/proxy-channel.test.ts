@@ -461,6 +461,49 @@ describe('ProxyChannel', () => {
     });
   });
 
+  describe('listeners', () => {
+    it('logs a throwing delivery listener and keeps relaying', async () => {
+      await startServer({ bodyAs: 'string' });
+      const log = { error: vi.fn() };
+      const channel = await openChannel({ log });
+      channel.once('delivery', () => {
+        throw new Error('listener broke');
+      });
+      await post(signed('ping', '{"zen":"x"}', 'throwing-listener'));
+      await vi.waitFor(() => expect(log.error).toHaveBeenCalledTimes(1));
+      expect(log.error).toHaveBeenCalledWith(
+        "proxy channel 'delivery' listener threw",
+        new Error('listener broke'),
+      );
+
+      const delivery = next(channel, 'delivery');
+      await post(signed('ping', '{"zen":"y"}', 'next-one'));
+      expect(await delivery).toEqual({ id: 'next-one', name: 'ping' });
+      await vi.waitFor(() => expect(channel.pending).toBe(0));
+    });
+
+    it('logs a throwing onError and keeps relaying', async () => {
+      await startServer({ bodyAs: 'string' });
+      const log = { error: vi.fn() };
+      const channel = await openChannel({
+        log,
+        onError: () => {
+          throw new Error('onError broke');
+        },
+      });
+      server.sendRaw('data: nope\n\n');
+      await vi.waitFor(() => expect(log.error).toHaveBeenCalledTimes(1));
+      expect(log.error).toHaveBeenCalledWith(
+        'proxy channel onError handler threw',
+        new Error('onError broke'),
+      );
+
+      const delivery = next(channel, 'delivery');
+      await post(signed('ping', '{"zen":"z"}', 'after-throwing-onerror'));
+      expect(await delivery).toEqual({ id: 'after-throwing-onerror', name: 'ping' });
+    });
+  });
+
   describe('handlers', () => {
     it('reports failing handlers as a rejected delivery with the handler errors', async () => {
       await startServer({ bodyAs: 'string' });
