@@ -1,6 +1,6 @@
 import { FORM_CONTENT_TYPES, JSON_CONTENT_TYPES } from './constants.js';
 import type { OAuth2Error } from './errors.js';
-import { redactBody, redactHeaders } from './redact.js';
+import { redactBody, redactHeaders, redactUrl } from './redact.js';
 import { SnakyHash, type SnakyHashClass } from './snaky-hash.js';
 import type { ParsedBody, ParseOption } from './types.js';
 import { parseQuery } from './url.js';
@@ -169,7 +169,7 @@ export class Response {
   toJSON(): Record<string, unknown> {
     return {
       status: this.status,
-      url: this.url,
+      url: this.url === undefined ? undefined : redactUrl(this.url),
       headers: redactHeaders(this.headers),
       body: redactBody(this.body, this.contentType),
       ...(this.error ? { error: { code: this.error.code, description: this.error.description } } : {}),

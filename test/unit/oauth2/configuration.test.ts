@@ -24,6 +24,7 @@ describe('configure() / config', () => {
 
   it("is readable under the spec's snake_case names, which Object.keys does not list", () => {
     expect(config.filtered_label).toBe('[FILTERED]');
+    // biome-ignore lint/complexity/useLiteralKeys: the spec's bracket form is what is tested
     expect(config['filtered_debug_keys']).toBe(config.filteredDebugKeys);
     expect(config.silence_extra_tokens_warning).toBe(true);
     expect(Object.keys(config)).toEqual([

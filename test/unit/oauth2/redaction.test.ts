@@ -1,7 +1,16 @@
 import { inspect } from 'node:util';
+import fc from 'fast-check';
 import { exportPKCS8, generateKeyPair } from 'jose';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { AccessToken, Client, type Logger, OAuth2Error } from '../../../lib/oauth2/index.js';
+import {
+  AccessToken,
+  Client,
+  config,
+  type Logger,
+  OAuth2Error,
+  Response,
+} from '../../../lib/oauth2/index.js';
+import { redactBody } from '../../../lib/oauth2/redact.js';
 import { parseQuery } from '../../../lib/oauth2/url.js';
 import { JSON_HEADERS, mockAgent, SITE } from './helpers.js';
 
@@ -172,5 +181,35 @@ describe('inspect and toJSON', () => {
     expect(inspect(t)).toContain('[FILTERED]');
     expect(JSON.stringify(c)).toContain('"secret":"[FILTERED]"');
     expect(t.toJSON()).toMatchObject({ token: '[FILTERED]', refresh_token: '[FILTERED]' });
+  });
+});
+
+describe('redaction of arbitrary bodies', () => {
+  it('never throws and never lets a filtered value through, in JSON or form bodies', () => {
+    const secret = fc.string({ minLength: 6 }).filter((s) => /^[A-Za-z0-9._~-]+$/.test(s));
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...config.filteredDebugKeys),
+        secret,
+        fc.dictionary(fc.constantFrom('scope', 'state', 'x'), fc.constantFrom('a', 'b c', '1')),
+        (key, value, extra) => {
+          const json = redactBody(JSON.stringify({ ...extra, [key]: value }), 'application/json');
+          expect(json).not.toContain(value);
+          const form = redactBody(new URLSearchParams({ ...extra, [key]: value }).toString());
+          expect(form).not.toContain(value);
+        },
+      ),
+    );
+    fc.assert(
+      fc.property(fc.string(), fc.string(), (body, type) => {
+        expect(typeof redactBody(body, type)).toBe('string');
+      }),
+    );
+  });
+
+  it('redacts a token in the URL of a serialized response', () => {
+    const r = new Response({ status: 200, url: `${SITE}/api?access_token=at-e1f2a3b4c5&page=1` });
+    expect(JSON.stringify(r)).toContain('access_token=[FILTERED]&page=1');
+    expect(JSON.stringify(r)).not.toContain('at-e1f2a3b4c5');
   });
 });
