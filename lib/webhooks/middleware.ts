@@ -142,7 +142,7 @@ export function createNodeMiddleware(
     try {
       const outcome = await Promise.race([receiving, timedOut]);
       if (outcome === TIMED_OUT) {
-        // The handlers go on; a later failure has already gone to the 'error' handlers.
+        // The handlers go on; a later failure still reaches the 'error' handlers.
         receiving.catch(() => undefined);
         return send(response, 202, PENDING_BODY);
       }
