@@ -19,6 +19,12 @@ import { createTableInput, type TableDefinition, TableDefinitions } from '../tab
 
 /**
  * A running DynamoDB Local.
+ *
+ * @example
+ * ```ts
+ * const db: DynamoDbLocal = await startDynamoDbLocal(); await db.stop();
+ * ```
+ * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/DynamoDBLocal.html
  */
 export interface DynamoDbLocal {
   /** `http://127.0.0.1:<port>`. */
@@ -32,6 +38,12 @@ export interface DynamoDbLocal {
 
 /**
  * Options of {@link startDynamoDbLocal}.
+ *
+ * @example
+ * ```ts
+ * await startDynamoDbLocal({ readyTimeoutMs: 60_000 });
+ * ```
+ * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/DynamoDBLocal.UsageNotes.html
  */
 export interface StartDynamoDbLocalOptions {
   /** Port to listen on. Default: a free one. */

@@ -26,6 +26,12 @@ type S3rverConstructor = new (options: {
 
 /**
  * A running s3rver.
+ *
+ * @example
+ * ```ts
+ * const local: LocalS3 = await startS3({ buckets: ['claims'] }); await local.stop();
+ * ```
+ * @see https://github.com/jamhall/s3rver#readme
  */
 export interface LocalS3 {
   /** `http://127.0.0.1:<port>`. */
@@ -41,6 +47,12 @@ export interface LocalS3 {
 
 /**
  * Options of {@link startS3}.
+ *
+ * @example
+ * ```ts
+ * await startS3({ buckets: ['forgebridge-claims'] });
+ * ```
+ * @see https://github.com/jamhall/s3rver#readme
  */
 export interface StartS3Options {
   /** Buckets to create. Default none. */

@@ -1,7 +1,15 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyEventV2 } from 'aws-lambda';
 import type { HeaderMap, IngestRequest } from './types.js';
 
-/** A REST API (payload 1.0) or HTTP API / Function URL (payload 2.0) proxy event. */
+/**
+ * A REST API (payload 1.0) or HTTP API / Function URL (payload 2.0) proxy event.
+ *
+ * @example
+ * ```ts
+ * const request = fromApiGatewayEvent(event as ApiGatewayEvent);
+ * ```
+ * @see https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-develop-integrations-lambda.html
+ */
 export type ApiGatewayEvent = APIGatewayProxyEvent | APIGatewayProxyEventV2;
 
 /**

@@ -5,6 +5,12 @@ import type { Delivery, PayloadRef } from './types.js';
 
 /**
  * Options of {@link ClaimCheck}. Defaults live in {@link AwsDefaults}.
+ *
+ * @example
+ * ```ts
+ * new ClaimCheck({ s3: new S3Client({}), bucket: 'forge-claims', prefix: 'deliveries/' });
+ * ```
+ * @see https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutObject.html
  */
 export interface ClaimCheckOptions {
   s3: S3Client;

@@ -41,7 +41,15 @@ export const AwsDefaults = {
   maxDeliveryIdLength: 256,
 } as const;
 
-/** Bytes EventBridge adds to every entry for its `Time` field. */
+/**
+ * Bytes EventBridge adds to every entry for its `Time` field.
+ *
+ * @example
+ * ```ts
+ * eventEntrySize({ Source: 'a', DetailType: 'b', Detail: '{}' }); // 4 + ENTRY_TIME_BYTES
+ * ```
+ * @see https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-putevent-size.html
+ */
 export const ENTRY_TIME_BYTES = 14;
 
 /**

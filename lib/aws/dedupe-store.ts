@@ -11,6 +11,12 @@ import { isConditionalCheckFailed } from './errors.js';
 
 /**
  * Options of {@link DedupeStore}. Defaults live in {@link AwsDefaults}.
+ *
+ * @example
+ * ```ts
+ * new DedupeStore({ client, tableName: 'forgebridge-dev-dedupe', lockSeconds: 29 });
+ * ```
+ * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html
  */
 export interface DedupeStoreOptions {
   /** DocumentClient from `@aws-sdk/lib-dynamodb`. */

@@ -103,7 +103,15 @@ export class ResolveDeliveryError extends AwsBridgeError {
   override name = 'ResolveDeliveryError';
 }
 
-/** Whether an AWS SDK error is a failed DynamoDB condition check. */
+/**
+ * Whether an AWS SDK error is a failed DynamoDB condition check.
+ *
+ * @example
+ * ```ts
+ * catch (error) { if (isConditionalCheckFailed(error)) return 'duplicate'; }
+ * ```
+ * @see https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_PutItem.html#API_PutItem_Errors
+ */
 export function isConditionalCheckFailed(error: unknown): boolean {
   return (
     typeof error === 'object' &&

@@ -3,6 +3,12 @@ import type { Delivery, DeliveryDetail, DeliveryEntry, PayloadRef } from './type
 
 /**
  * Options of {@link buildEventEntry}.
+ *
+ * @example
+ * ```ts
+ * buildEventEntry(delivery, { source: 'forge.webhooks', eventBusName: 'forge', payloadRef });
+ * ```
+ * @see https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEventsRequestEntry.html
  */
 export interface EventEntryOptions {
   /** EventBridge `Source`. */

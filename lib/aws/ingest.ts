@@ -4,6 +4,12 @@ import type { Delivery, HeaderMap, IngestRequest, IngestResponse, LoggerLike } f
 
 /**
  * The dedupe operations the ingest needs ({@link DedupeStore} fits).
+ *
+ * @example
+ * ```ts
+ * const dedupe: DedupeLike = new DedupeStore({ client, tableName: 'dedupe' });
+ * ```
+ * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html
  */
 export interface DedupeLike {
   begin(id: string): Promise<BeginResult>;
@@ -13,6 +19,12 @@ export interface DedupeLike {
 
 /**
  * The publish operation the ingest needs ({@link EventPublisher} fits).
+ *
+ * @example
+ * ```ts
+ * const publisher: PublisherLike = new EventPublisher({ eventBridge, eventBusName: 'forge' });
+ * ```
+ * @see https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEvents.html
  */
 export interface PublisherLike {
   publish(delivery: Delivery): Promise<unknown>;
@@ -20,6 +32,12 @@ export interface PublisherLike {
 
 /**
  * Collaborators of {@link handleDelivery}; the Lambda handler builds them once, at module scope.
+ *
+ * @example
+ * ```ts
+ * const deps: IngestDependencies = { getSecrets: () => secrets.getSecrets(), dedupe, publisher, logger };
+ * ```
+ * @see https://docs.aws.amazon.com/lambda/latest/dg/best-practices.html
  */
 export interface IngestDependencies {
   /** Current webhook secrets ({@link SecretsProvider.getSecrets}). */
@@ -32,6 +50,12 @@ export interface IngestDependencies {
 
 /**
  * How deliveries are read; the same knobs as `readDelivery` of `lib/webhooks`.
+ *
+ * @example
+ * ```ts
+ * const config: IngestConfig = { headers: { event: 'x-github-event', delivery: 'x-github-delivery' } };
+ * ```
+ * @see https://docs.github.com/en/webhooks/webhook-events-and-payloads#delivery-headers
  */
 export interface IngestConfig {
   /** Header names. Defaults: `x-forge-event`, `x-forge-delivery`, `x-hub-signature-256`, `x-hub-signature`. */

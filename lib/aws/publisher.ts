@@ -8,6 +8,12 @@ import type { Delivery, DeliveryEntry, LoggerLike, PayloadRef } from './types.js
 
 /**
  * Options of {@link EventPublisher}. Defaults live in {@link AwsDefaults}.
+ *
+ * @example
+ * ```ts
+ * new EventPublisher({ eventBridge, eventBusName: 'forge', s3, bucket: 'forge-claims', budgetMs: 3000 });
+ * ```
+ * @see https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEvents.html
  */
 export interface EventPublisherOptions {
   /** The EventBridge client (construct it with `maxAttempts: 1`: the publisher does its own retries). */
@@ -41,6 +47,12 @@ export interface EventPublisherOptions {
 
 /**
  * What {@link EventPublisher.publish} did.
+ *
+ * @example
+ * ```ts
+ * const { attempts, payloadRef } = await publisher.publish(delivery);
+ * ```
+ * @see https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEventsResultEntry.html
  */
 export interface PublishResult {
   /** The EventBridge event id. */

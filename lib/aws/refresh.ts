@@ -5,6 +5,12 @@ import type { LoggerLike, TokenKey, TokenLike } from './types.js';
 
 /**
  * One client-credentials client the scheduled refresh keeps fresh.
+ *
+ * @example
+ * ```ts
+ * { key: { provider: 'forge', clientId: 'ci-bot' }, fromHash, fetchToken: () => client.clientCredentials.getToken() }
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.4
  */
 export interface RefreshTarget<T extends TokenLike = TokenLike> {
   key: TokenKey;
@@ -16,6 +22,12 @@ export interface RefreshTarget<T extends TokenLike = TokenLike> {
 
 /**
  * Collaborators and knobs of {@link refreshTokens}.
+ *
+ * @example
+ * ```ts
+ * await refreshTokens(targets, { client: documentClient, tableName: 'tokens', windowSeconds: 300 });
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.4
  */
 export interface RefreshDependencies {
   client: DynamoDBDocumentClient;
@@ -32,6 +44,12 @@ export interface RefreshDependencies {
 /**
  * What happened to one client. `status` is the store's outcome (`fresh`, `refreshed`, `waited`, `stale`) or
  * `failed`; `error` carries only a code and a message (never a token or a secret).
+ *
+ * @example
+ * ```ts
+ * { key: 'forge#ci-bot#', status: 'refreshed', version: 4, expiresAt: 1795281616 }
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-5.1
  */
 export interface RefreshReport {
   key: string;

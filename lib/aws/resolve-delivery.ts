@@ -6,6 +6,12 @@ import type { DeliveryDetail, PayloadRef } from './types.js';
 
 /**
  * A delivery rebuilt from an EventBridge event, in the shape `receive()` of `lib/webhooks` takes.
+ *
+ * @example
+ * ```ts
+ * const { id, name, payload } = await resolveDelivery(event, { s3 });
+ * ```
+ * @see https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-events-structure.html
  */
 export interface ResolvedDelivery {
   id: string;
@@ -15,6 +21,12 @@ export interface ResolvedDelivery {
 
 /**
  * Collaborators of {@link resolveDelivery}.
+ *
+ * @example
+ * ```ts
+ * await resolveDelivery(event, { s3: new S3Client({}) });
+ * ```
+ * @see https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObject.html
  */
 export interface ResolveDeliveryDependencies {
   /** S3 client, needed only for claim-checked events (those with `detail.payloadRef`). */

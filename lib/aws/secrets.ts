@@ -5,6 +5,12 @@ import { SecretsError } from './errors.js';
 
 /**
  * Options of {@link createSecretsProvider}. Defaults live in {@link AwsDefaults}.
+ *
+ * @example
+ * ```ts
+ * createSecretsProvider({ parameterName: '/forgebridge/prod/webhook-secret', maxAgeSeconds: 300 });
+ * ```
+ * @see https://docs.powertools.aws.dev/lambda/typescript/latest/features/parameters/
  */
 export interface SecretsProviderOptions {
   /** SSM parameter (SecureString) holding the secret, or several separated by commas or newlines. */

@@ -6,6 +6,12 @@ import type { LoggerLike, TokenKey, TokenLike } from './types.js';
 
 /**
  * Options of {@link TokenStore}. Defaults live in {@link AwsDefaults}.
+ *
+ * @example
+ * ```ts
+ * new TokenStore({ client, tableName: 'tokens', key, fromHash, fetchToken, refreshWindowSeconds: 300 });
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.4
  */
 export interface TokenStoreOptions<T extends TokenLike> {
   /** DocumentClient from `@aws-sdk/lib-dynamodb`. */
@@ -42,11 +48,23 @@ export interface TokenStoreOptions<T extends TokenLike> {
  * - `refreshed`: this caller took the lease and fetched a new token.
  * - `waited`: another process refreshed it while this caller waited.
  * - `stale`: another process holds the lease; the old token is returned because it is still valid.
+ *
+ * @example
+ * ```ts
+ * if ((await store.refresh()).outcome === 'refreshed') logger.info('token renewed');
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-6
  */
 export type RefreshOutcome = 'fresh' | 'refreshed' | 'waited' | 'stale';
 
 /**
  * Result of {@link TokenStore.refresh}.
+ *
+ * @example
+ * ```ts
+ * const { token, version, outcome } = await store.refresh({ windowSeconds: 300 });
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-5.1
  */
 export interface RefreshResult<T> {
   token: T;
@@ -57,6 +75,12 @@ export interface RefreshResult<T> {
 
 /**
  * A stored token and its concurrency attributes, as {@link TokenStore.read} returns it.
+ *
+ * @example
+ * ```ts
+ * const stored = await store.read(); // { token, version: 3, leaseUntil: undefined, leaseOwner: undefined }
+ * ```
+ * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html
  */
 export interface StoredToken<T> {
   /** Absent while the very first token is being fetched (the item then only holds a lease). */

@@ -2,7 +2,15 @@
  * Shared shapes of the AWS-facing pieces.
  */
 
-/** HTTP headers as API Gateway and Node hand them over: any case, single or repeated values. */
+/**
+ * HTTP headers as API Gateway and Node hand them over: any case, single or repeated values.
+ *
+ * @example
+ * ```ts
+ * const headers: HeaderMap = { 'x-forge-event': 'issues', 'x-hub-signature-256': ['sha256=…'] };
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc9110#section-5
+ */
 export type HeaderMap = Record<string, string | string[] | undefined>;
 
 /**
