@@ -12,7 +12,15 @@ import type { Params } from './url.js';
 
 export type { Params };
 
-/** Where debug lines go: anything with an `info(message)` method (console, pino, powertools Logger). */
+/**
+ * Where debug lines go: anything with an `info(message)` method (console, pino, powertools Logger).
+ *
+ * @example
+ * ```ts
+ * new Client('id', 'secret', { site, logger: { info: (line) => lines.push(line) } });
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-10.3
+ */
 export interface Logger {
   info(message: string): void;
 }
@@ -64,6 +72,16 @@ export interface TlsOptions {
 
 /**
  * Connection options: they replace the gem's Faraday connection builder.
+ *
+ * @example
+ * ```ts
+ * new Client('id', undefined, {
+ *   site,
+ *   authScheme: 'tls_client_auth',
+ *   connection: { timeout: 5_000, tls: { cert, key, ca }, headers: { 'user-agent': 'forgebridge' } },
+ * });
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc8705#section-2
  */
 export interface ConnectionOptions {
   /** Request timeout in milliseconds, for each hop (AbortSignal.timeout). Default `10_000`. */
@@ -89,7 +107,15 @@ export interface ConnectionOptions {
 /** A key to sign a JWT with: a PEM string, a JWK, a CryptoKey, a KeyObject or (HS*) secret bytes. */
 export type SigningKey = string | JsonWebKey | webcrypto.CryptoKey | KeyObject | Uint8Array;
 
-/** Options of {@link Client}. */
+/**
+ * Options of {@link Client}; every default is in `ClientDefaults`.
+ *
+ * @example
+ * ```ts
+ * new Client('id', 'secret', { site: 'https://id.example.com', authScheme: 'request_body', raiseErrors: false });
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-2.3
+ */
 export interface ClientOptions {
   /** Base URL of the provider; it may contain a nested path. Default none (absolute URLs only). */
   site?: string;
@@ -143,7 +169,15 @@ export type ParseOption =
   | (string & {})
   | ((body: string) => unknown);
 
-/** Options of one request through {@link Client.request} or an {@link AccessToken}. */
+/**
+ * Options of one request through `Client#request` or an `AccessToken`.
+ *
+ * @example
+ * ```ts
+ * await token.get('api/repos', { params: { page: 2 }, headers: { accept: 'application/json' }, snaky: false });
+ * ```
+ * @see https://www.rfc-editor.org/rfc/rfc6750#section-2
+ */
 export interface RequestOptions {
   /** Query parameters, merged into the URL (sorted). */
   params?: Params;
