@@ -13,6 +13,8 @@ const cc = { grant_types: ['client_credentials'], response_types: [], redirect_u
 
 let certs: TestCertificates;
 let server: AuthorizationServer;
+// The server's own reason for refusing (oidc-provider keeps it out of the response, in error_detail).
+const refusals: string[] = [];
 
 function mtlsClient(clientId: string, tls: { cert?: string; key?: string; ca: string }): Client {
   return new Client(clientId, undefined, {
@@ -57,6 +59,9 @@ beforeAll(async () => {
       },
     ],
   });
+  server.provider.on('grant.error', (_ctx, error) => {
+    refusals.push(String((error as { error_detail?: string }).error_detail));
+  });
 });
 
 afterAll(async () => {
@@ -93,6 +98,7 @@ describe('tls_client_auth', () => {
     const error = await failure(mtlsClient('mtls-dn', { ca: certs.ca.cert }).clientCredentials.getToken());
     expect(error.code).toBe('invalid_client');
     expect(error.response.status).toBe(401);
+    expect(refusals.at(-1)).toBe('client certificate was not provided');
   });
 
   it('is refused with invalid_client for a certificate the server does not trust', async () => {
@@ -103,6 +109,7 @@ describe('tls_client_auth', () => {
     const client = mtlsClient('mtls-dn', { cert: rogue.cert, key: rogue.private, ca: certs.ca.cert });
     const error = await failure(client.clientCredentials.getToken());
     expect(error.code).toBe('invalid_client');
+    expect(refusals.at(-1)).toBe('client certificate was not verified');
   });
 
   it('is refused with invalid_client when the certificate subject is not the registered one', async () => {
