@@ -243,7 +243,7 @@ export class AccessToken {
         if (Object.hasOwn(fresh, 'access_token')) key = 'access_token';
       }
     } else {
-      const present = TOKEN_KEYS.filter((k) => fresh[k] !== undefined);
+      const present = TOKEN_KEYS.filter((k) => fresh[k] !== undefined && fresh[k] !== null);
       key = present[0];
       if (present.length > 1 && !config.silenceExtraTokensWarning) {
         warn(

@@ -87,6 +87,10 @@ describe('AccessToken token selection', () => {
     expect(AccessToken.fromHash(client, hash).token).toBe(expected);
   });
 
+  it('skips token-like keys whose value is null', () => {
+    expect(AccessToken.fromHash(client, { access_token: null, id_token: 'b' }).token).toBe('b');
+  });
+
   it('removes only the chosen key from the params', () => {
     const t = AccessToken.fromHash(client, { access_token: 'a', id_token: 'b', scope: 's' });
     expect(t.params).toEqual({ id_token: 'b', scope: 's' });
