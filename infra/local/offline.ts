@@ -1,0 +1,188 @@
+// `osls offline start` as a child process: serverless-offline (the HTTP API in front of the ingest) with
+// serverless-offline-aws-eventbridge (PutEvents on a local port, routed to the subscribers by the rules in
+// serverless.yml). HOME points at a temp dir; every port comes from the environment serverless.yml reads.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { connect, createServer } from 'node:net';
+import { join } from 'node:path';
+
+const root = new URL('../../', import.meta.url).pathname;
+
+/** The ports serverless-offline and its EventBridge plugin listen on. */
+export interface OfflinePorts {
+  http: number;
+  lambda: number;
+  websocket: number;
+  alb: number;
+  eventBridge: number;
+  eventBridgePubSub: number;
+}
+
+/** Options of {@link startOffline}. */
+export interface OfflineOptions {
+  /** Deployment stage (names the bus, tables and bucket). Default `local`. */
+  stage?: string;
+  /** Ports; each one left out is a free port. */
+  ports?: Partial<OfflinePorts>;
+  /** Environment of the functions and of serverless.yml's `${env:…}` variables. */
+  env: Record<string, string>;
+  /** A temp dir used as HOME (osls writes state there). */
+  home: string;
+  /** Every output line of the child. Default: nothing is printed. */
+  onLine?: (line: string) => void;
+  /** How long to wait for both servers. Default 90 s. */
+  readyTimeoutMs?: number;
+}
+
+/** A running `osls offline start`. */
+export interface Offline {
+  readonly ports: OfflinePorts;
+  readonly pid: number | undefined;
+  stop(): Promise<void>;
+}
+
+/**
+ * A free port on 127.0.0.1 (listen on port 0, read it, close).
+ *
+ * @example
+ * ```ts
+ * const port = await freePort();
+ * ```
+ * @see https://nodejs.org/api/net.html#serverlistenport-host-backlog-callback
+ */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+async function choosePorts(given: Partial<OfflinePorts>): Promise<OfflinePorts> {
+  const ports = {} as OfflinePorts;
+  const taken = new Set<number>();
+  for (const name of ['http', 'lambda', 'websocket', 'alb', 'eventBridge', 'eventBridgePubSub'] as const) {
+    let port = given[name] ?? (await freePort());
+    while (taken.has(port)) port = await freePort();
+    taken.add(port);
+    ports[name] = port;
+  }
+  return ports;
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  const exited = once(child, 'exit').then(() => undefined);
+  const signal = (name: NodeJS.Signals) => {
+    try {
+      // The child leads its own process group: the signal reaches everything it started.
+      if (child.pid !== undefined) process.kill(-child.pid, name);
+    } catch {
+      child.kill(name);
+    }
+  };
+  signal('SIGINT');
+  const timer = setTimeout(() => signal('SIGKILL'), 5_000);
+  return exited.finally(() => clearTimeout(timer));
+}
+
+/**
+ * Starts `osls offline start` for this repository's serverless.yml and waits until the HTTP API and the
+ * EventBridge mock accept connections.
+ *
+ * @example
+ * ```ts
+ * const offline = await startOffline({ env, home, onLine: console.log });
+ * // POST http://127.0.0.1:${offline.ports.http}/webhooks
+ * await offline.stop();
+ * ```
+ * @see https://github.com/dherault/serverless-offline
+ */
+export async function startOffline(options: OfflineOptions): Promise<Offline> {
+  const ports = await choosePorts(options.ports ?? {});
+  const stage = options.stage ?? 'local';
+  mkdirSync(options.home, { recursive: true });
+  const require = createRequire(import.meta.url);
+  const cli = require.resolve('osls/bin/serverless.js');
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: options.home,
+    XDG_CONFIG_HOME: join(options.home, '.config'),
+    XDG_DATA_HOME: join(options.home, '.local/share'),
+    XDG_CACHE_HOME: join(options.home, '.cache'),
+    SLS_TELEMETRY_DISABLED: '1',
+    SLS_NOTIFICATIONS_MODE: 'off',
+    ...options.env,
+    FORGEBRIDGE_HTTP_PORT: String(ports.http),
+    FORGEBRIDGE_LAMBDA_PORT: String(ports.lambda),
+    FORGEBRIDGE_WEBSOCKET_PORT: String(ports.websocket),
+    FORGEBRIDGE_ALB_PORT: String(ports.alb),
+    FORGEBRIDGE_EVENTBRIDGE_PORT: String(ports.eventBridge),
+    FORGEBRIDGE_EVENTBRIDGE_PUBSUB_PORT: String(ports.eventBridgePubSub),
+  };
+  // `--localEnvironment` hands this environment to the functions: offline, the webhook secret comes from it.
+  const child = spawn(process.execPath, [cli, 'offline', 'start', '--stage', stage, '--localEnvironment'], {
+    cwd: root,
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let tail = '';
+  const onData = (chunk: Buffer) => {
+    const text = chunk.toString('utf8');
+    tail = (tail + text).slice(-6000);
+    if (options.onLine) for (const line of text.split('\n')) if (line.trim() !== '') options.onLine(line);
+  };
+  child.stdout?.on('data', onData);
+  child.stderr?.on('data', onData);
+  const killOnExit = () => {
+    if (child.pid !== undefined && child.exitCode === null) {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  };
+  process.once('exit', killOnExit);
+
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 90_000);
+  try {
+    for (;;) {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        throw new Error(`osls offline exited before it was ready:\n${tail.trim()}`);
+      }
+      if ((await accepts(ports.http)) && (await accepts(ports.eventBridge))) break;
+      if (Date.now() > deadline) throw new Error(`osls offline was not ready in time:\n${tail.trim()}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  } catch (error) {
+    process.removeListener('exit', killOnExit);
+    await stopChild(child);
+    throw error;
+  }
+
+  return {
+    ports,
+    pid: child.pid,
+    async stop() {
+      process.removeListener('exit', killOnExit);
+      await stopChild(child);
+    },
+  };
+}

@@ -1,0 +1,201 @@
+// The local stack (`npm start`, and the end-to-end tests): on embedded defaults and with no AWS account it
+// starts DynamoDB Local, s3rver, oidc-provider, the forge API and `osls offline start` (serverless-offline +
+// serverless-offline-aws-eventbridge), creates the tables and the bucket, and points the functions at them.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  type AuthorizationServer,
+  DEFAULT_CLIENT,
+  FORGE_API_RESOURCE,
+  startAuthorizationServer,
+} from './authorization-server.js';
+import { createTables, type DynamoDbLocal, startDynamoDbLocal } from './dynamodb.js';
+import { type ForgeApi, startForgeApi } from './forge-api.js';
+import { freePort, type Offline, type OfflinePorts, startOffline } from './offline.js';
+import { type LocalS3, startS3 } from './s3.js';
+import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
+
+/** The development webhook secret `npm start` uses unless `FORGEBRIDGE_WEBHOOK_SECRET` is set. */
+export const DEVELOPMENT_WEBHOOK_SECRET = 'forgebridge-development-secret';
+
+/** Options of {@link startLocalStack}. */
+export interface LocalStackOptions {
+  /** Stage: names the bus, tables and bucket (`forgebridge-<stage>-…`). Default `local`. */
+  stage?: string;
+  /** The webhook secret(s), comma-separated. Default: a random one (tests) — `npm start` passes its own. */
+  webhookSecret?: string;
+  /** Ports of serverless-offline and the EventBridge mock; each one left out is a free port. */
+  ports?: Partial<OfflinePorts>;
+  /** Put a stoppable TCP proxy between the ingest and the local bus (tests make the bus fail with it). */
+  busProxy?: boolean;
+  /** Where subscribers append their receipts (`<function>.jsonl`). Default: none. */
+  receiptsDir?: string;
+  /** `FORGEBRIDGE_MAX_ENTRY_BYTES` of the ingest. Default: lib/aws' default (256 KB). */
+  maxEntryBytes?: number;
+  /** Powertools log level of the functions. Default `INFO`. */
+  logLevel?: string;
+  /** Every output line of `osls offline`. Default: nothing is printed. */
+  onLine?: (line: string) => void;
+}
+
+/** A running local stack. */
+export interface LocalStack {
+  /** Where the forge posts deliveries. */
+  readonly webhookUrl: string;
+  /** The webhook secret(s) the ingest accepts. */
+  readonly secret: string;
+  readonly stage: string;
+  readonly names: { bus: string; dedupeTable: string; tokenTable: string; bucket: string };
+  readonly endpoints: { dynamodb: string; s3: string; eventBridge: string; issuer: string; forgeApi: string };
+  readonly ports: OfflinePorts;
+  readonly dynamodb: DynamoDbLocal;
+  readonly s3: LocalS3;
+  readonly authorizationServer: AuthorizationServer;
+  readonly forgeApi: ForgeApi;
+  /** Present with `busProxy: true`: stop it to make PutEvents fail, start it to heal. */
+  readonly busProxy: TcpProxy | undefined;
+  /** Stops every server and child process (DynamoDB Local's Java included). Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the whole local stack and resolves once a delivery can be posted to `webhookUrl`.
+ *
+ * @example
+ * ```ts
+ * const stack = await startLocalStack({ receiptsDir });
+ * await fetch(stack.webhookUrl, { method: 'POST', headers, body });
+ * await stack.stop();
+ * ```
+ * @see https://github.com/dherault/serverless-offline
+ */
+export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  const stage = options.stage ?? 'local';
+  const secret = options.webhookSecret ?? randomBytes(24).toString('base64url');
+  const names = {
+    bus: `forgebridge-${stage}`,
+    dedupeTable: `forgebridge-${stage}-dedupe`,
+    tokenTable: `forgebridge-${stage}-tokens`,
+    bucket: `forgebridge-${stage}-claim-checks`,
+  };
+  const stops: (() => Promise<void>)[] = [];
+  const home = mkdtempSync(join(tmpdir(), 'forgebridge-stack-home-'));
+  stops.push(async () => rmSync(home, { recursive: true, force: true }));
+  let stopped = false;
+  const stopAll = async () => {
+    if (stopped) return;
+    stopped = true;
+    const errors: unknown[] = [];
+    for (const stop of stops.reverse()) {
+      try {
+        await stop();
+      } catch (error) {
+        errors.push(error);
+      }
+    }
+    if (errors.length > 0) throw new AggregateError(errors, 'local stack did not stop cleanly');
+  };
+
+  try {
+    const [dynamodb, s3, authorizationServer] = await Promise.all([
+      startDynamoDbLocal().then((server) => {
+        stops.push(() => server.stop());
+        return server;
+      }),
+      startS3({ buckets: [names.bucket] }).then((server) => {
+        stops.push(() => server.stop());
+        return server;
+      }),
+      startAuthorizationServer().then((server) => {
+        stops.push(() => server.stop());
+        return server;
+      }),
+    ]);
+    await createTables(dynamodb.endpoint, { dedupe: names.dedupeTable, tokens: names.tokenTable });
+    const forgeApi = await startForgeApi({
+      issuer: authorizationServer.issuer,
+      jwksUri: authorizationServer.jwksUri,
+      audience: FORGE_API_RESOURCE,
+    });
+    stops.push(() => forgeApi.stop());
+
+    const eventBridgePort = options.ports?.eventBridge ?? (await freePort());
+    let busProxy: TcpProxy | undefined;
+    if (options.busProxy === true) {
+      busProxy = await startTcpProxy({ targetPort: eventBridgePort });
+      const proxy = busProxy;
+      stops.push(() => proxy.stop());
+    }
+    const eventBridge = `http://127.0.0.1:${eventBridgePort}`;
+    if (options.receiptsDir !== undefined) mkdirSync(options.receiptsDir, { recursive: true });
+
+    const oauthClients = [
+      {
+        provider: 'forge',
+        clientId: DEFAULT_CLIENT.client_id,
+        scope: 'forge:read',
+        resource: FORGE_API_RESOURCE,
+        site: authorizationServer.issuer,
+        tokenUrl: authorizationServer.tokenEndpoint,
+      },
+    ];
+    const env: Record<string, string> = {
+      // The AWS SDK reads service endpoints from AWS_ENDPOINT_URL_<SERVICE>; serverless-offline passes every
+      // AWS_* variable to the functions. s3rver checks signatures made with its own fixed key pair.
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'S3RVER',
+      AWS_SECRET_ACCESS_KEY: 'S3RVER',
+      AWS_ENDPOINT_URL_DYNAMODB: dynamodb.endpoint,
+      AWS_ENDPOINT_URL_S3: s3.endpoint,
+      AWS_ENDPOINT_URL_EVENTBRIDGE: busProxy?.url ?? eventBridge,
+      FORGEBRIDGE_BUS_NAME: names.bus,
+      FORGEBRIDGE_DEDUPE_TABLE: names.dedupeTable,
+      FORGEBRIDGE_TOKEN_TABLE: names.tokenTable,
+      FORGEBRIDGE_BUCKET: names.bucket,
+      FORGEBRIDGE_WEBHOOK_SECRET: secret,
+      FORGEBRIDGE_OAUTH_CLIENTS: JSON.stringify(oauthClients),
+      FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret,
+      FORGEBRIDGE_FORGE_API_URL: forgeApi.url,
+      FORGEBRIDGE_LOG_LEVEL: options.logLevel ?? 'INFO',
+      // Publishing fails fast offline: no AWS-side retries on top of the publisher's own.
+      AWS_MAX_ATTEMPTS: '1',
+    };
+    if (options.receiptsDir !== undefined) env.FORGEBRIDGE_RECEIPTS_DIR = options.receiptsDir;
+    if (options.maxEntryBytes !== undefined) env.FORGEBRIDGE_MAX_ENTRY_BYTES = String(options.maxEntryBytes);
+
+    const offline: Offline = await startOffline({
+      stage,
+      env,
+      home: join(home, 'home'),
+      ports: { ...options.ports, eventBridge: eventBridgePort },
+      ...(options.onLine === undefined ? {} : { onLine: options.onLine }),
+    });
+    stops.push(() => offline.stop());
+
+    return {
+      webhookUrl: `http://127.0.0.1:${offline.ports.http}/webhooks`,
+      secret,
+      stage,
+      names,
+      endpoints: {
+        dynamodb: dynamodb.endpoint,
+        s3: s3.endpoint,
+        eventBridge,
+        issuer: authorizationServer.issuer,
+        forgeApi: forgeApi.url,
+      },
+      ports: offline.ports,
+      dynamodb,
+      s3,
+      authorizationServer,
+      forgeApi,
+      busProxy,
+      stop: stopAll,
+    };
+  } catch (error) {
+    await stopAll().catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,81 @@
+// `npm start`: the local stack on embedded defaults, no AWS account needed. Prints the webhook URL and the
+// development secret; `npm run send -- issues.opened` posts a signed sample delivery to it. Ctrl-C stops every
+// server and child process (DynamoDB Local's Java included).
+import { once } from 'node:events';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { DEVELOPMENT_WEBHOOK_SECRET, startLocalStack } from '../infra/local/stack.js';
+
+const root = new URL('..', import.meta.url).pathname;
+const stateFile = join(root, '.tmp/local-stack.json');
+
+/** The wanted port when it is free, else a free one. */
+async function preferredPort(wanted: number): Promise<number> {
+  const server = createServer();
+  server.listen(wanted, '127.0.0.1');
+  try {
+    await once(server, 'listening');
+  } catch {
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+  }
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : wanted;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+const env = process.env;
+const started = Date.now();
+console.log(
+  'forgebridge: starting the local stack (DynamoDB Local, s3rver, oidc-provider, forge API, osls offline)…',
+);
+const stack = await startLocalStack({
+  webhookSecret: env.FORGEBRIDGE_WEBHOOK_SECRET || DEVELOPMENT_WEBHOOK_SECRET,
+  ports: {
+    http: await preferredPort(Number(env.FORGEBRIDGE_HTTP_PORT || 3000)),
+    eventBridge: await preferredPort(Number(env.FORGEBRIDGE_EVENTBRIDGE_PORT || 4010)),
+  },
+  logLevel: env.FORGEBRIDGE_LOG_LEVEL || 'INFO',
+  onLine: (line) => console.log(line),
+});
+
+mkdirSync(join(root, '.tmp'), { recursive: true });
+writeFileSync(
+  stateFile,
+  `${JSON.stringify({ webhookUrl: stack.webhookUrl, secret: stack.secret }, null, 2)}\n`,
+);
+
+console.log(`
+forgebridge local stack ready in ${((Date.now() - started) / 1000).toFixed(1)} s
+
+  webhook URL      ${stack.webhookUrl}
+  webhook secret   ${stack.secret}   (development only)
+  event bus        ${stack.names.bus} on ${stack.endpoints.eventBridge}
+  DynamoDB Local   ${stack.endpoints.dynamodb}  (tables ${stack.names.dedupeTable}, ${stack.names.tokenTable})
+  S3 (s3rver)      ${stack.endpoints.s3}  (bucket ${stack.names.bucket})
+  OAuth issuer     ${stack.endpoints.issuer}
+  forge API        ${stack.endpoints.forgeApi}
+
+Send a signed sample delivery:  npm run send -- issues.opened
+Press Ctrl-C to stop everything.
+`);
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  console.log(`\nforgebridge: ${signal}, stopping the local stack…`);
+  try {
+    await stack.stop();
+    rmSync(stateFile, { force: true });
+    console.log('forgebridge: stopped');
+    process.exit(0);
+  } catch (error) {
+    console.error('forgebridge: stop failed', error);
+    process.exit(1);
+  }
+}
+process.on('SIGINT', () => void shutdown('SIGINT'));
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
