@@ -84,6 +84,11 @@ export interface AuthorizationServerOptions {
   tls?: { key: string; cert: string; ca: string };
   /** Enable oidc-provider's development login/consent pages for the authorization code flow. Default `true`. */
   devInteractions?: boolean;
+  /** A path for the issuer, like a realm (`'/realms/main'`): every endpoint lives under it. Default none. */
+  issuerPath?: string;
+  /** Which discovery documents are served: OpenID Connect's `<issuer>/.well-known/openid-configuration`,
+   *  RFC 8414's `<origin>/.well-known/oauth-authorization-server<issuer path>`, or both. Default `'openid'`. */
+  discovery?: 'openid' | 'oauth' | 'both';
 }
 
 /** A running local authorization server. */
@@ -178,7 +183,12 @@ export async function startAuthorizationServer(
     ? createHttpsServer({ ...options.tls, requestCert: true, rejectUnauthorized: false })
     : createHttpServer();
   const port = await listen(server, options.port ?? 0);
-  const issuer = `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`;
+  const issuerPath = (options.issuerPath ?? '').replace(/\/+$/, '');
+  if (issuerPath !== '' && !/^(\/[\w.~-]+)+$/.test(issuerPath)) {
+    throw new TypeError(`'issuerPath' must look like "/realms/main"`);
+  }
+  const discovery = options.discovery ?? 'openid';
+  const issuer = `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}${issuerPath}`;
   const tokenEndpoint = `${issuer}${AUTHORIZATION_SERVER_ROUTES.token}`;
 
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
@@ -293,7 +303,26 @@ export async function startAuthorizationServer(
     console.warn(`local authorization server: server_error: ${(error as Error).message}`);
   });
 
-  server.on('request', provider.callback());
+  const callback = provider.callback();
+  const oidcDocument = '/.well-known/openid-configuration';
+  const oauthDocument = `/.well-known/oauth-authorization-server${issuerPath}`;
+  server.on('request', (req, res) => {
+    const [path = '/', query] = (req.url ?? '/').split(/\?(.*)/s, 2);
+    const search = query === undefined ? '' : `?${query}`;
+    let inner: string | undefined;
+    if (path === oauthDocument && discovery !== 'openid') inner = oidcDocument;
+    else if (path === `${issuerPath}${oidcDocument}` && discovery === 'oauth') inner = undefined;
+    else if (issuerPath === '') inner = path;
+    else if (path.startsWith(`${issuerPath}/`)) inner = path.slice(issuerPath.length);
+    if (inner === undefined) {
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not_found"}');
+      return;
+    }
+    // Mounted like an Express sub-app: oidc-provider reads the mount path from originalUrl.
+    Object.assign(req, { originalUrl: `${issuerPath}${inner}${search}` });
+    req.url = `${inner}${search}`;
+    callback(req, res);
+  });
 
   return {
     issuer,
