@@ -37,7 +37,7 @@ export const AwsDefaults = {
   secretsEnvVar: 'FORGEBRIDGE_WEBHOOK_SECRET',
   /** Key prefix of claim-check objects in S3. */
   claimCheckPrefix: 'deliveries/',
-  /** Longest delivery id accepted (DynamoDB keys and S3 keys stay well within their limits). */
+  /** Longest delivery id accepted (DynamoDB and S3 keys stay well within their limits); visible ASCII only. */
   maxDeliveryIdLength: 256,
 } as const;
 

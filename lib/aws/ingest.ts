@@ -66,6 +66,9 @@ export interface IngestConfig {
   maxBodyBytes?: number | undefined;
 }
 
+/** Delivery ids become DynamoDB keys, S3 keys and log fields: visible ASCII only (forges send UUIDs). */
+const DELIVERY_ID = new RegExp(`^[\\x21-\\x7e]{1,${AwsDefaults.maxDeliveryIdLength}}$`);
+
 const JSON_HEADERS = { 'content-type': 'application/json' } as const;
 
 function respond(statusCode: number, body: unknown): IngestResponse {
@@ -163,12 +166,12 @@ export async function handleDelivery(
     return failure(result.status, result.code, result.message);
   }
   const { id, name } = result;
-  if (id.length > AwsDefaults.maxDeliveryIdLength) {
+  if (!DELIVERY_ID.test(id)) {
     logger?.warn('delivery rejected', { status: 400, code: 'invalid_delivery_id' });
     return failure(
       400,
       'invalid_delivery_id',
-      `"delivery" id is longer than ${AwsDefaults.maxDeliveryIdLength} characters`,
+      `"delivery" id must be 1 to ${AwsDefaults.maxDeliveryIdLength} visible ascii characters`,
     );
   }
 

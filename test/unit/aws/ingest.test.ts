@@ -153,12 +153,21 @@ describe('handleDelivery()', () => {
     expect(deps.dedupe.begin).toHaveBeenCalledWith('gh-1');
   });
 
-  it('answers 400 for an absurdly long delivery id', async () => {
+  it('answers 400 for an absurdly long delivery id, or one with spaces or control characters', async () => {
+    for (const id of ['x'.repeat(257), '   ', 'a b', 'a\u0000b', 'é']) {
+      const deps = fakeDeps();
+      const response = await handleDelivery(signedDelivery(payload, { id }), deps);
+      expect(response.statusCode).toBe(400);
+      expect(JSON.parse(response.body).error).toEqual({
+        code: 'invalid_delivery_id',
+        message: '"delivery" id must be 1 to 256 visible ascii characters',
+      });
+      expect(deps.dedupe.begin).not.toHaveBeenCalled();
+    }
     const deps = fakeDeps();
-    const response = await handleDelivery(signedDelivery(payload, { id: 'x'.repeat(300) }), deps);
-    expect(response.statusCode).toBe(400);
-    expect(JSON.parse(response.body).error.code).toBe('invalid_delivery_id');
-    expect(deps.dedupe.begin).not.toHaveBeenCalled();
+    expect((await handleDelivery(signedDelivery(payload, { id: 'x'.repeat(256) }), deps)).statusCode).toBe(
+      202,
+    );
   });
 
   it('answers 503 without details when the secrets cannot be loaded', async () => {
