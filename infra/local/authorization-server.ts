@@ -227,6 +227,8 @@ export async function startAuthorizationServer(
     rotateRefreshToken: (ctx: KoaContextWithOIDC) =>
       rotateRefreshToken && !omitRefreshToken.has(ctx.oidc.client?.clientId ?? ''),
     clientBasedCORS: () => false,
+    // The gem's 'query' token mode exists for providers that read the token from the query: accept it.
+    acceptQueryParamAccessTokens: true,
     ttl: {
       AccessToken: (_ctx: unknown, token: { resourceServer?: { accessTokenTTL?: number } }) =>
         token.resourceServer?.accessTokenTTL ?? accessTokenTtl,

@@ -267,6 +267,50 @@ describe('auto-refresh', () => {
   });
 });
 
+describe('token modes at the userinfo endpoint', () => {
+  it('sends the token in the query with mode "query"', async () => {
+    const token = await client.password.getToken('alice', password, { scope: 'openid' }, { mode: 'query' });
+    const seen: string[] = [];
+    const spy = new Client(CLIENT_ID, CLIENT_SECRET, {
+      site: server.issuer,
+      connection: {
+        onRequest: (request) => void seen.push(request.url, request.headers.authorization ?? ''),
+      },
+    });
+    const viaQuery = AccessToken.fromHash(spy, token.toHash());
+    expect((await viaQuery.get('oauth/userinfo')).parsed).toMatchObject({ sub: 'alice' });
+    expect(new URL(seen[0]!).searchParams.get('access_token')).toBe(token.token);
+    expect(seen[1]).toBe('');
+  });
+
+  it('sends the token in the form body with mode "body"', async () => {
+    const token = await client.password.getToken('alice', password, { scope: 'openid' }, { mode: 'body' });
+    const response = await token.post('oauth/userinfo');
+    expect(response.parsed).toMatchObject({ sub: 'alice' });
+  });
+
+  it('picks the mode per verb, from an object or a function', async () => {
+    const hash = (await client.password.getToken('alice', password, { scope: 'openid' })).toHash();
+    const byObject = AccessToken.fromHash(client, { ...hash, mode: { get: 'query', post: 'body' } });
+    const byFunction = AccessToken.fromHash(client, {
+      ...hash,
+      mode: (verb: string) => (verb === 'get' ? 'header' : 'body'),
+    });
+    for (const token of [byObject, byFunction]) {
+      expect((await token.get('oauth/userinfo')).parsed).toMatchObject({ sub: 'alice' });
+      expect((await token.post('oauth/userinfo')).parsed).toMatchObject({ sub: 'alice' });
+    }
+  });
+
+  it('is refused by the server when the token is sent two ways at once', async () => {
+    const token = await client.password.getToken('alice', password, { scope: 'openid' }, { mode: 'query' });
+    const error = await rejection(
+      token.get('oauth/userinfo', { headers: { authorization: `Bearer ${token.token}` } }),
+    );
+    expect(error.code).toBe('invalid_request');
+  });
+});
+
 describe('raiseErrors: false', () => {
   it('returns the error response of a refused token request instead of throwing', async () => {
     const lenient = new Client(CLIENT_ID, 'not-the-secret', { site: server.issuer, raiseErrors: false });
