@@ -257,6 +257,57 @@ describe('auto-refresh', () => {
     expect(stale.refreshToken).not.toBe(fresh.refreshToken);
   });
 
+  it('calls onRefresh once with the refreshed token', async () => {
+    const fresh = await client.password.getToken('alice', password, { scope: 'openid' });
+    const seen: string[] = [];
+    const stale = AccessToken.fromHash(client, {
+      ...fresh.toHash(),
+      expires_at: now() - 5,
+      auto_refresh: true,
+      onRefresh: (token: AccessToken) => void seen.push(token.token),
+    });
+    await Promise.all([stale.get('oauth/userinfo'), stale.get('oauth/userinfo')]);
+    expect(seen).toEqual([stale.token]);
+  });
+
+  it('re-acquires a client_credentials token through a custom refresher', async () => {
+    const first = await client.clientCredentials.getToken({ scope: 'openid' });
+    const stale = AccessToken.fromHash(client, {
+      ...first.toHash(),
+      expires_at: now() - 5,
+      autoRefresh: () => client.clientCredentials.getToken({ scope: 'openid' }),
+    });
+    server.resetCounters();
+    await Promise.all([stale.get('oauth/jwks'), stale.get('oauth/jwks'), stale.get('oauth/jwks')]);
+    expect(server.tokenRequests('client_credentials')).toBe(1);
+    expect(stale.token).not.toBe(first.token);
+    expect(stale.expired()).toBe(false);
+  });
+
+  it('rejects every waiting caller when the refresh is refused, and tries again on the next call', async () => {
+    const fresh = await client.password.getToken('alice', password, { scope: 'openid' });
+    await client.revokeToken(fresh.refreshToken!, 'refresh_token');
+    const stale = AccessToken.fromHash(client, {
+      ...fresh.toHash(),
+      expires_at: now() - 5,
+      auto_refresh: true,
+    });
+    server.resetCounters();
+
+    const results = await Promise.allSettled([stale.get('oauth/userinfo'), stale.get('oauth/userinfo')]);
+
+    expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected']);
+    for (const result of results) {
+      expect((result as PromiseRejectedResult).reason).toMatchObject({
+        name: 'OAuth2Error',
+        code: 'invalid_grant',
+      });
+    }
+    expect(server.tokenRequests('refresh_token')).toBe(1);
+    await expect(stale.get('oauth/userinfo')).rejects.toMatchObject({ code: 'invalid_grant' });
+    expect(server.tokenRequests('refresh_token')).toBe(2);
+  });
+
   it('does not refresh an expired token unless asked to', async () => {
     const fresh = await client.password.getToken('alice', password, { scope: 'openid' });
     const stale = AccessToken.fromHash(client, { ...fresh.toHash(), expires_at: now() - 5 });

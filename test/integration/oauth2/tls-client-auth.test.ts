@@ -6,7 +6,7 @@ import {
   type AuthorizationServer,
   startAuthorizationServer,
 } from '../../../infra/local/authorization-server.js';
-import { Client, OAuth2Error } from '../../../lib/oauth2/index.js';
+import { Client, ConnectionError, OAuth2Error } from '../../../lib/oauth2/index.js';
 import { createTestCertificates, type TestCertificates } from '../../helpers/oauth2-certs.js';
 
 const cc = { grant_types: ['client_credentials'], response_types: [], redirect_uris: [] };
@@ -92,6 +92,18 @@ describe('tls_client_auth', () => {
       ca: certs.ca.cert,
     });
     expect((await client.clientCredentials.getToken()).token).toEqual(expect.any(String));
+  });
+
+  it('verifies the server certificate by default: without the test CA the connection fails', async () => {
+    const untrusting = new Client('mtls-dn', undefined, {
+      site: server.issuer,
+      authScheme: 'tls_client_auth',
+      connection: { tls: { cert: certs.client.cert, key: certs.client.key } },
+    });
+    const error = await untrusting.clientCredentials.getToken().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(error).toMatchObject({ code: 'connection_failed' });
+    expect((error as Error).message).toBe(`request POST "${server.tokenEndpoint}" failed`);
   });
 
   it('is refused with invalid_client without a client certificate', async () => {
