@@ -1,0 +1,64 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { describe, expect, it } from 'vitest';
+import { createTableInput, TableDefinitions } from '../../../infra/tables.js';
+
+/** js-yaml (already in the tree through osls) with CloudFormation's short tags read as plain values. */
+interface JsYaml {
+  Type: new (
+    tag: string,
+    options: { kind: 'scalar' | 'sequence' | 'mapping'; construct: (data: unknown) => unknown },
+  ) => unknown;
+  DEFAULT_SCHEMA: { extend(types: unknown[]): unknown };
+  load(text: string, options: { schema: unknown }): unknown;
+}
+const yaml = createRequire(import.meta.url)('js-yaml') as JsYaml;
+const cfnTags = ['!Ref', '!GetAtt', '!Sub', '!Join', '!Select', '!If', '!Equals', '!Split'].flatMap((tag) =>
+  (['scalar', 'sequence', 'mapping'] as const).map(
+    (kind) => new yaml.Type(tag, { kind, construct: (data) => data }),
+  ),
+);
+
+interface TableResource {
+  Properties: {
+    KeySchema: { AttributeName: string; KeyType: string }[];
+    AttributeDefinitions: { AttributeName: string; AttributeType: string }[];
+    TimeToLiveSpecification?: { AttributeName: string; Enabled: boolean };
+  };
+}
+
+function tablesYml(): Record<string, TableResource> {
+  const text = readFileSync(new URL('../../../infra/tables.yml', import.meta.url), 'utf8');
+  const document = yaml.load(text, { schema: yaml.DEFAULT_SCHEMA.extend(cfnTags) }) as {
+    Resources: Record<string, TableResource>;
+  };
+  return document.Resources;
+}
+
+describe('table definitions', () => {
+  it('create on-demand tables with one string partition key', () => {
+    expect(createTableInput(TableDefinitions.dedupe, 'dedupe')).toEqual({
+      TableName: 'dedupe',
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+    });
+  });
+
+  for (const definition of Object.values(TableDefinitions)) {
+    it(`match ${definition.logicalId} in infra/tables.yml (key schema and TTL attribute)`, () => {
+      const resource = tablesYml()[definition.logicalId];
+      expect(resource).toBeDefined();
+      expect(resource?.Properties.KeySchema).toEqual([
+        { AttributeName: definition.partitionKey, KeyType: 'HASH' },
+      ]);
+      expect(resource?.Properties.AttributeDefinitions).toEqual([
+        { AttributeName: definition.partitionKey, AttributeType: 'S' },
+      ]);
+      expect(resource?.Properties.TimeToLiveSpecification).toEqual({
+        AttributeName: definition.ttlAttribute,
+        Enabled: true,
+      });
+    });
+  }
+});
