@@ -222,6 +222,9 @@ export async function startAuthorizationServer(
       return { accountId: id, claims: () => ({ ...account.claims, sub: id }) };
     },
     pkce: { required: () => true },
+    // 'id_token token' lets the implicit strategy (access token in the fragment) be tried end to end;
+    // oidc-provider has no plain OAuth 'token' response type.
+    responseTypes: ['code', 'id_token token', 'none'],
     // Refresh tokens for every client allowed the refresh_token grant, with or without offline_access.
     issueRefreshToken: async (_ctx: unknown, client: OidcClient) => client.grantTypeAllowed('refresh_token'),
     rotateRefreshToken: (ctx: KoaContextWithOIDC) =>

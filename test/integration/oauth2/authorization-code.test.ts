@@ -6,7 +6,13 @@ import {
   type AuthorizationServer,
   startAuthorizationServer,
 } from '../../../infra/local/authorization-server.js';
-import { Client, codeChallenge, generateCodeVerifier, OAuth2Error } from '../../../lib/oauth2/index.js';
+import {
+  AccessToken,
+  Client,
+  codeChallenge,
+  generateCodeVerifier,
+  OAuth2Error,
+} from '../../../lib/oauth2/index.js';
 import { authorizeWithDevInteractions } from '../../helpers/oauth2-flows.js';
 
 const CLIENT_ID = 'web-app';
@@ -24,8 +30,8 @@ beforeAll(async () => {
         client_id: CLIENT_ID,
         client_secret: CLIENT_SECRET,
         redirect_uris: [REDIRECT_URI],
-        grant_types: ['authorization_code', 'refresh_token'],
-        response_types: ['code'],
+        grant_types: ['authorization_code', 'refresh_token', 'implicit'],
+        response_types: ['code', 'id_token token'],
         scope: 'openid profile email',
       },
     ],
@@ -125,5 +131,32 @@ describe('authCode with PKCE', () => {
     expect(result.code).toBeNull();
     expect(result.error).toBe('access_denied');
     expect(result.state).toBe('state-5');
+  });
+});
+
+describe('implicit', () => {
+  it('reads the token from the callback fragment with AccessToken.fromKvform and uses it', async () => {
+    const url = client.implicit.authorizeUrl({
+      redirect_uri: REDIRECT_URI,
+      response_type: 'id_token token',
+      scope: 'openid profile',
+      nonce: 'nonce-1',
+      state: 'state-6',
+    });
+    const result = await authorizeWithDevInteractions(url, {
+      redirectUri: REDIRECT_URI,
+      login: 'alice',
+      password,
+    });
+    expect(result.code).toBeNull();
+    const fragment = result.callbackUrl.hash.slice(1);
+
+    const token = AccessToken.fromKvform(client, fragment);
+
+    expect(token.token).toBe(new URLSearchParams(fragment).get('access_token'));
+    expect(token.params.state).toBe('state-6');
+    expect(token.params.token_type).toBe('Bearer');
+    expect(token.expiresAt).toBeGreaterThan(Math.floor(Date.now() / 1000) + 3500);
+    expect((await token.get('oauth/userinfo')).parsed).toMatchObject({ sub: 'alice', name: 'Alice' });
   });
 });
