@@ -239,7 +239,13 @@ export class TokenStore<T extends TokenLike = TokenLike> {
       firstVersion ??= stored?.version ?? 0;
       const version = stored?.version ?? 0;
       const token = stored?.token;
-      if (token !== undefined && this.#fresh(token, windowSeconds) && (!force || version > firstVersion)) {
+      // A version newer than the first one read was just written by another refresher: take it while valid,
+      // even when the token's whole lifetime is shorter than the window (else every waiter would refresh again).
+      const newer = version > firstVersion;
+      if (
+        token !== undefined &&
+        ((!force && this.#fresh(token, windowSeconds)) || (newer && this.#valid(token)))
+      ) {
         return this.#remember(token, version, contended ? 'waited' : 'fresh');
       }
       const leaseLive = stored?.leaseUntil !== undefined && stored.leaseUntil > this.#seconds();

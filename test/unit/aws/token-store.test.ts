@@ -198,6 +198,19 @@ describe('TokenStore', () => {
       expect(fetchToken).not.toHaveBeenCalled();
     });
 
+    it('takes the winner’s token even when its lifetime is shorter than the refresh window', async () => {
+      const { store, fetchToken, seconds } = setup({ refreshWindowSeconds: 300 });
+      ddbMock
+        .on(GetCommand)
+        .resolvesOnce(item(new FakeToken('old', seconds() - 5), 3, { leaseUntil: seconds() + 10 }))
+        .resolves(item(new FakeToken('short-lived', seconds() + 60), 4));
+      const result = await store.refresh();
+      expect(result).toMatchObject({ outcome: 'waited', version: 4 });
+      expect(result.token.token).toBe('short-lived');
+      expect(fetchToken).not.toHaveBeenCalled();
+      expect(ddbMock.commandCalls(UpdateCommand)).toHaveLength(0);
+    });
+
     it('gives up with refresh_timeout when no new token appears in time', async () => {
       const { store, seconds } = setup({ waitMs: 1_000, pollMs: 250 });
       ddbMock.on(GetCommand).resolves(item(undefined, 0, { leaseUntil: seconds() + 60 }));
