@@ -61,7 +61,15 @@ export async function resolveDelivery(
   event: Pick<EventBridgeEvent<string, unknown>, 'detail'>,
   deps: ResolveDeliveryDependencies = {},
 ): Promise<ResolvedDelivery> {
-  const detail = (event as { detail?: unknown } | undefined)?.detail;
+  let detail = (event as { detail?: unknown } | undefined)?.detail;
+  if (typeof detail === 'string') {
+    // Some relays (an SQS target with an input transformer, a replayed archive dump) hand over the JSON text.
+    try {
+      detail = JSON.parse(detail);
+    } catch {
+      detail = undefined;
+    }
+  }
   if (!isRecord(detail) || typeof detail.delivery !== 'string' || typeof detail.event !== 'string') {
     throw new ResolveDeliveryError('invalid_event', 'event has no "detail.delivery" and "detail.event"');
   }

@@ -27,6 +27,12 @@ describe('resolveDelivery()', () => {
     expect(await resolveDelivery(event)).toEqual({ id: 'd-1', name: 'issues', payload });
   });
 
+  it('accepts a detail handed over as JSON text', async () => {
+    const detail = JSON.stringify({ delivery: 'd-1', event: 'push', payload: { ref: 'main' } });
+    expect(await resolveDelivery({ detail })).toEqual({ id: 'd-1', name: 'push', payload: { ref: 'main' } });
+    await expect(resolveDelivery({ detail: '{not json' })).rejects.toMatchObject({ code: 'invalid_event' });
+  });
+
   it('fetches a claim-checked payload from S3 and checks it', async () => {
     s3Mock.on(GetObjectCommand).resolves({ Body: body(raw) });
     const event = {
