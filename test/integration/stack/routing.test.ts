@@ -1,0 +1,182 @@
+// End to end through the real local stack (serverless-offline + its EventBridge plugin, DynamoDB Local,
+// s3rver, oidc-provider, the forge API): a signed delivery posted to the HTTP endpoint reaches exactly the
+// subscribers whose rules match, once each.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sampleDelivery } from '../../../infra/local/sample-deliveries.js';
+import { digest, startTestStack, type TestStack } from '../../helpers/stack.js';
+
+let t: TestStack;
+
+beforeAll(async () => {
+  t = await startTestStack({ busProxy: true });
+}, 150_000);
+
+afterAll(async () => {
+  await t?.stop();
+});
+
+describe('local stack: rule forms', () => {
+  it('delivers issues.opened to the one-action, every-action (detail.event and prefix) and catch-all rules once each', async () => {
+    const { name, payload } = sampleDelivery('issues.opened');
+    const posted = await t.post(name, payload);
+    expect(posted.status).toBe(202);
+    expect(posted.body).toEqual({ delivery: posted.id });
+    const expected = { onIssuesOpened: 1, onIssues: 1, onIssuesPrefix: 1, onEverything: 1 };
+    await t.waitFor(() => Object.keys(t.receivedBy(posted.id)).length >= 4);
+    expect(t.receivedBy(posted.id)).toEqual(expected);
+    const receipt = t.receipts('onEverything').find((entry) => entry.delivery === posted.id);
+    expect(receipt).toMatchObject({
+      event: 'issues',
+      action: 'opened',
+      detailType: 'issues.opened',
+      claimCheck: false,
+    });
+    expect(receipt?.sha256).toBe(digest(payload));
+  });
+
+  it('lets the example subscriber call the forge API with a token from the store', async () => {
+    const { name, payload } = sampleDelivery('issues.opened');
+    const posted = await t.post(name, payload);
+    expect(posted.status).toBe(202);
+    await t.waitFor(() => t.receivedBy(posted.id).onIssuesOpened === 1, { settleMs: 0 });
+    const receipt = t.receipts('onIssuesOpened').find((entry) => entry.delivery === posted.id);
+    const issue = payload as { issue: { number: number }; repository: { full_name: string } };
+    expect(receipt?.forgeApi).toEqual({
+      status: 200,
+      title: `Issue ${issue.issue.number} of ${issue.repository.full_name}`,
+    });
+    const calls = t.stack.forgeApi
+      .requests()
+      .filter((call) => call.path === `/repos/${issue.repository.full_name}/issues/${issue.issue.number}`);
+    expect(calls.length).toBeGreaterThanOrEqual(1);
+    for (const call of calls) expect(call).toMatchObject({ status: 200, clientId: 'forgebridge-local' });
+  });
+
+  it('delivers another issues action to the every-action and catch-all rules, not the one-action rule', async () => {
+    const { name, payload } = sampleDelivery('issues.labeled');
+    const posted = await t.post(name, payload);
+    expect(posted.status).toBe(202);
+    await t.waitFor(() => Object.keys(t.receivedBy(posted.id)).length >= 3);
+    expect(t.receivedBy(posted.id)).toEqual({ onIssues: 1, onIssuesPrefix: 1, onEverything: 1 });
+  });
+
+  it('delivers push (an event without actions) to the push and catch-all rules only', async () => {
+    const { name, payload } = sampleDelivery('push');
+    const posted = await t.post(name, payload);
+    expect(posted.status).toBe(202);
+    await t.waitFor(() => Object.keys(t.receivedBy(posted.id)).length >= 2);
+    expect(t.receivedBy(posted.id)).toEqual({ onPush: 1, onEverything: 1 });
+    const receipt = t.receipts('onPush').find((entry) => entry.delivery === posted.id);
+    expect(receipt).toMatchObject({ event: 'push', detailType: 'push' });
+    expect(receipt?.action).toBeUndefined();
+  });
+
+  it('delivers issue_comment.created to the catch-all only: it matches none of the issues rules', async () => {
+    const { name, payload } = sampleDelivery('issue_comment.created');
+    const posted = await t.post(name, payload);
+    expect(posted.status).toBe(202);
+    await t.waitFor(() => t.receivedBy(posted.id).onEverything === 1);
+    expect(t.receivedBy(posted.id)).toEqual({ onEverything: 1 });
+  });
+});
+
+describe('local stack: dedupe and verification', () => {
+  it('answers a redelivery with the same id 200 duplicate and publishes nothing new', async () => {
+    const { name, payload } = sampleDelivery('push');
+    const first = await t.post(name, payload);
+    expect(first.status).toBe(202);
+    await t.waitFor(() => Object.keys(t.receivedBy(first.id)).length >= 2);
+    const again = await t.post(name, payload, { id: first.id });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual({ duplicate: true });
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(t.receivedBy(first.id)).toEqual({ onPush: 1, onEverything: 1 });
+  });
+
+  it('answers a bad signature 401 and publishes nothing', async () => {
+    const { name, payload } = sampleDelivery('push');
+    const posted = await t.post(name, payload, { secret: 'not-the-secret' });
+    expect(posted.status).toBe(401);
+    expect(posted.body).toEqual({
+      error: { code: 'invalid_signature', message: 'signature does not match the body' },
+    });
+    expect(JSON.stringify(posted.body)).not.toContain(t.stack.secret);
+    // The same id with the right signature is still new: the rejected one left no dedupe record.
+    const good = await t.post(name, payload, { id: posted.id });
+    expect(good.status).toBe(202);
+    await t.waitFor(() => Object.keys(t.receivedBy(posted.id)).length >= 2);
+    expect(t.receivedBy(posted.id)).toEqual({ onPush: 1, onEverything: 1 });
+  });
+
+  it('answers a delivery without a delivery id 400 and publishes nothing', async () => {
+    const { name, payload } = sampleDelivery('push');
+    const before = t.receipts().length;
+    const delivery = (await import('../../../infra/local/sample-deliveries.js')).signDelivery(
+      t.stack.secret,
+      name,
+      payload,
+    );
+    delete delivery.headers['x-forge-delivery'];
+    const posted = await t.send(delivery);
+    expect(posted.status).toBe(400);
+    expect(posted.body).toMatchObject({
+      error: { code: expect.any(String), message: expect.stringContaining('deliver') },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(t.receipts().length).toBe(before);
+  });
+});
+
+describe('local stack: claim check', () => {
+  it('carries a 2 MB delivery whole through S3 to every matching subscriber', async () => {
+    const { name, payload } = sampleDelivery('issues.opened');
+    const large = structuredClone(payload) as { issue: { body: string } };
+    large.issue.body = 'forgebridge '.repeat(Math.ceil((2 * 1024 * 1024) / 12));
+    const body = JSON.stringify(large);
+    expect(Buffer.byteLength(body)).toBeGreaterThan(2 * 1024 * 1024);
+    const posted = await t.post(name, large, { body });
+    expect(posted.status).toBe(202);
+    await t.waitFor(() => Object.keys(t.receivedBy(posted.id)).length >= 4, { timeoutMs: 30_000 });
+    expect(t.receivedBy(posted.id)).toEqual({
+      onIssuesOpened: 1,
+      onIssues: 1,
+      onIssuesPrefix: 1,
+      onEverything: 1,
+    });
+    for (const receipt of t.receipts().filter((entry) => entry.delivery === posted.id)) {
+      expect(receipt.claimCheck).toBe(true);
+      expect(receipt.bytes).toBe(Buffer.byteLength(body));
+      expect(receipt.sha256).toBe(digest(large));
+    }
+  });
+});
+
+describe('local stack: bus failure', () => {
+  it('answers 5xx while the bus is unreachable, then publishes the redelivery exactly once', async () => {
+    const proxy = t.stack.busProxy;
+    if (proxy === undefined) throw new Error('the stack was started without a bus proxy');
+    const { name, payload } = sampleDelivery('push');
+    const id = randomUUID();
+    await proxy.stop();
+    let failed: Awaited<ReturnType<TestStack['post']>>;
+    try {
+      failed = await t.post(name, payload, { id });
+    } finally {
+      await proxy.start();
+    }
+    expect(failed.status).toBeGreaterThanOrEqual(500);
+    expect(failed.status).toBeLessThan(600);
+    expect(failed.body).toEqual({
+      error: { code: 'service_unavailable', message: 'delivery not accepted, retry later' },
+    });
+    expect(t.receivedBy(id)).toEqual({});
+
+    const retried = await t.post(name, payload, { id });
+    expect(retried.status).toBe(202);
+    await t.waitFor(() => Object.keys(t.receivedBy(id)).length >= 2);
+    expect(t.receivedBy(id)).toEqual({ onPush: 1, onEverything: 1 });
+    const again = await t.post(name, payload, { id });
+    expect(again.body).toEqual({ duplicate: true });
+  });
+});
