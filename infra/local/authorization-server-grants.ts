@@ -27,6 +27,7 @@ export interface AssertionIssuer {
   algorithms?: readonly string[];
 }
 
+/** What the extension grants need from the server: accounts, trusted assertion issuers and resources. */
 export interface GrantSetup {
   accounts: ReadonlyMap<string, LocalAccount>;
   assertionIssuers: readonly AssertionIssuer[];

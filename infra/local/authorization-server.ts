@@ -155,6 +155,47 @@ async function listen(server: Server, port: number): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 
+const OPTION_KEYS: ReadonlySet<string> = new Set([
+  'port',
+  'clients',
+  'accounts',
+  'resources',
+  'assertionIssuers',
+  'accessTokenTtl',
+  'rotateRefreshToken',
+  'omitRefreshTokenOnRefresh',
+  'tls',
+  'devInteractions',
+  'issuerPath',
+  'discovery',
+]);
+
+function validateOptions(options: AuthorizationServerOptions): void {
+  if (options === null || typeof options !== 'object') throw new TypeError(`'options' must be an object`);
+  for (const key of Object.keys(options)) {
+    if (!OPTION_KEYS.has(key)) throw new TypeError(`'${key}' is not a known authorization server option`);
+  }
+  const { port, accessTokenTtl, issuerPath, discovery, tls } = options;
+  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
+    throw new TypeError(`'port' must be an integer from 0 to 65535`);
+  }
+  if (accessTokenTtl !== undefined && (!Number.isInteger(accessTokenTtl) || accessTokenTtl <= 0)) {
+    throw new TypeError(`'accessTokenTtl' must be a positive integer of seconds`);
+  }
+  if (issuerPath !== undefined && !/^(\/[\w.~-]+)+\/?$/.test(issuerPath)) {
+    throw new TypeError(`'issuerPath' must look like "/realms/main"`);
+  }
+  if (discovery !== undefined && !['openid', 'oauth', 'both'].includes(discovery)) {
+    throw new TypeError(`'discovery' must be "openid", "oauth" or "both"`);
+  }
+  if (
+    tls !== undefined &&
+    !['key', 'cert', 'ca'].every((field) => typeof tls[field as keyof typeof tls] === 'string')
+  ) {
+    throw new TypeError(`'tls' must have PEM strings 'key', 'cert' and 'ca'`);
+  }
+}
+
 /**
  * Starts an oidc-provider on 127.0.0.1 with client_credentials, authorization code + PKCE (required),
  * refresh tokens, the password and JWT bearer grants, revocation, introspection, resource indicators with
@@ -171,6 +212,24 @@ async function listen(server: Server, port: number): Promise<number> {
 export async function startAuthorizationServer(
   options: AuthorizationServerOptions = {},
 ): Promise<AuthorizationServer> {
+  validateOptions(options);
+  const server = options.tls
+    ? createHttpsServer({ ...options.tls, requestCert: true, rejectUnauthorized: false })
+    : createHttpServer();
+  const port = await listen(server, options.port ?? 0);
+  try {
+    return await serve(server, port, options);
+  } catch (error) {
+    server.close();
+    throw error;
+  }
+}
+
+async function serve(
+  server: Server,
+  port: number,
+  options: AuthorizationServerOptions,
+): Promise<AuthorizationServer> {
   const clients = (options.clients ?? [DEFAULT_CLIENT]).map((client) => structuredClone(client));
   const accountRecord = options.accounts ?? DEFAULT_ACCOUNTS;
   const accounts = new Map(Object.entries(accountRecord));
@@ -178,15 +237,7 @@ export async function startAuthorizationServer(
   const accessTokenTtl = options.accessTokenTtl ?? 3600;
   const omitRefreshToken = new Set(options.omitRefreshTokenOnRefresh ?? []);
   const rotateRefreshToken = options.rotateRefreshToken ?? true;
-
-  const server = options.tls
-    ? createHttpsServer({ ...options.tls, requestCert: true, rejectUnauthorized: false })
-    : createHttpServer();
-  const port = await listen(server, options.port ?? 0);
   const issuerPath = (options.issuerPath ?? '').replace(/\/+$/, '');
-  if (issuerPath !== '' && !/^(\/[\w.~-]+)+$/.test(issuerPath)) {
-    throw new TypeError(`'issuerPath' must look like "/realms/main"`);
-  }
   const discovery = options.discovery ?? 'openid';
   const issuer = `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}${issuerPath}`;
   const tokenEndpoint = `${issuer}${AUTHORIZATION_SERVER_ROUTES.token}`;
@@ -195,8 +246,8 @@ export async function startAuthorizationServer(
   const signingKey: JWK = { ...(await exportJWK(privateKey)), alg: 'RS256', use: 'sig', kid: 'local-rs256' };
 
   const resourceServerInfo = (resource: string): ResourceServerInfo | undefined => {
-    const resourceOptions = resources[resource];
-    if (resourceOptions === undefined) return undefined;
+    if (!Object.hasOwn(resources, resource)) return undefined;
+    const resourceOptions = resources[resource]!;
     return {
       scope: resourceOptions.scope,
       audience: resource,
