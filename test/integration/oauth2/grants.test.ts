@@ -1,6 +1,7 @@
 // The grant strategies of lib/oauth2 against a real oidc-provider: client_credentials with a resource
 // indicator (JWT access tokens checked against the server's JWKS), password, refresh_token (rotation and a
 // server that omits the refresh token), the RFC 7523 JWT bearer assertion, auto-refresh and raiseErrors.
+import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { type CryptoKey, createRemoteJWKSet, generateKeyPair, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -35,6 +36,13 @@ async function rejection(promise: Promise<unknown>): Promise<OAuth2Error> {
   return error as OAuth2Error;
 }
 
+const HMAC_SECRET = 'a shared secret of at least thirty-two bytes';
+const pem = generateKeyPairSync('rsa', {
+  modulusLength: 2048,
+  publicKeyEncoding: { type: 'spki', format: 'pem' },
+  privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+});
+
 beforeAll(async () => {
   const trusted = await generateKeyPair('ES256');
   assertionKey = trusted.privateKey;
@@ -51,7 +59,11 @@ beforeAll(async () => {
       },
       { ...common, client_id: KEEPER_ID, client_secret: KEEPER_SECRET, scope: 'openid' },
     ],
-    assertionIssuers: [{ issuer: ASSERTION_ISSUER, key: trusted.publicKey, algorithms: ['ES256'] }],
+    assertionIssuers: [
+      { issuer: ASSERTION_ISSUER, key: trusted.publicKey, algorithms: ['ES256'] },
+      { issuer: 'hmac-issuer', key: new TextEncoder().encode(HMAC_SECRET), algorithms: ['HS256'] },
+      { issuer: 'pem-issuer', key: createPublicKey(pem.publicKey), algorithms: ['RS256'] },
+    ],
     omitRefreshTokenOnRefresh: [KEEPER_ID],
   });
   password = server.accounts.alice!.password;
@@ -198,6 +210,25 @@ describe('assertion.getToken() (RFC 7523 JWT bearer)', () => {
       audience: FORGE_API_RESOURCE,
     });
     expect(payload).toMatchObject({ sub: 'alice', scope: 'forge:write', client_id: CLIENT_ID });
+  });
+
+  it("signs with the gem's string keys: an HMAC secret and a PEM private key", async () => {
+    const hmac = await client.assertion.getToken([claims({ iss: 'hmac-issuer' }), 'HS256', HMAC_SECRET], {
+      scope: 'openid',
+    });
+    const rsa = await client.assertion.getToken([claims({ iss: 'pem-issuer' }), 'RS256', pem.privateKey], {
+      scope: 'openid',
+    });
+    for (const token of [hmac, rsa]) {
+      expect((await token.get('oauth/userinfo')).parsed).toMatchObject({ sub: 'alice' });
+    }
+  });
+
+  it('fails for an assertion made with the wrong HMAC secret', async () => {
+    const error = await rejection(
+      client.assertion.getToken([claims({ iss: 'hmac-issuer' }), 'HS256', `${HMAC_SECRET}!`]),
+    );
+    expect(error.description).toBe('assertion rejected: signature verification failed');
   });
 
   it('fails for an expired assertion', async () => {
