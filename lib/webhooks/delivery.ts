@@ -102,7 +102,7 @@ export function resolveDeliveryOptions(options: DeliveryOptions): ResolvedDelive
     if (!HEADER_KEYS.has(key)) throw new TypeError(`unknown option 'headers.${key}'`);
   }
   const resolved: ResolvedDeliveryOptions = {
-    secret: checkSecret(options.secret),
+    secret: frozenSecret(checkSecret(options.secret)),
     eventHeader: headerName(headers.event, DefaultHeaders.event, 'event'),
     deliveryHeader: headerName(headers.delivery, DefaultHeaders.delivery, 'delivery'),
     signature256Header: headerName(headers.signature256, DefaultHeaders.signature256, 'signature256'),
@@ -214,6 +214,11 @@ export function readHeader(headers: DeliveryRequest['headers'], name: string): s
   }
   if (typeof value !== 'string') value = value?.[0];
   return value === undefined || value.length === 0 ? undefined : value;
+}
+
+/** A copy of a secret list, so that later changes to the caller's array do not change what verifies. */
+function frozenSecret(secret: Secret): Secret {
+  return typeof secret === 'string' ? secret : Object.freeze([...secret]);
 }
 
 function failure(status: DeliveryFailureStatus, code: string, message: string): DeliveryFailure {

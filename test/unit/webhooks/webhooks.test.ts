@@ -95,6 +95,14 @@ describe('Webhooks endpoints (spec)', () => {
       expect(rotating.verify(body, sign('new', body))).toBe(true);
     });
 
+    it('keeps its own copy of a secret list', () => {
+      const secrets = ['first'];
+      const copied = new Webhooks({ secret: secrets });
+      secrets.push('added-later');
+      expect(copied.verify(body, sign('added-later', body))).toBe(false);
+      expect(copied.verify(body, sign('first', body))).toBe(true);
+    });
+
     it('refuses sha1 signatures when allowSha1 is off', () => {
       const strict = new Webhooks({ secret: SECRET, allowSha1: false });
       const sha1 = sign(SECRET, body, { algorithm: 'sha1' });
