@@ -5,6 +5,7 @@ import { randomBytes, X509Certificate } from 'node:crypto';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { setTimeout } from 'node:timers/promises';
 import type { TLSSocket } from 'node:tls';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import type {
@@ -89,6 +90,9 @@ export interface AuthorizationServerOptions {
   /** Which discovery documents are served: OpenID Connect's `<issuer>/.well-known/openid-configuration`,
    *  RFC 8414's `<origin>/.well-known/oauth-authorization-server<issuer path>`, or both. Default `'openid'`. */
   discovery?: 'openid' | 'oauth' | 'both';
+  /** Milliseconds every token endpoint request waits before it is handled, to make a slow server
+   *  (timeouts, refreshes in flight while other callers arrive). Default `0`. */
+  tokenEndpointDelayMs?: number;
 }
 
 /** A running local authorization server. */
@@ -168,6 +172,7 @@ const OPTION_KEYS: ReadonlySet<string> = new Set([
   'devInteractions',
   'issuerPath',
   'discovery',
+  'tokenEndpointDelayMs',
 ]);
 
 function validateOptions(options: AuthorizationServerOptions): void {
@@ -184,6 +189,10 @@ function validateOptions(options: AuthorizationServerOptions): void {
   }
   if (issuerPath !== undefined && !/^(\/[\w.~-]+)+\/?$/.test(issuerPath)) {
     throw new TypeError(`'issuerPath' must look like "/realms/main"`);
+  }
+  const delay = options.tokenEndpointDelayMs;
+  if (delay !== undefined && (!Number.isInteger(delay) || delay < 0)) {
+    throw new TypeError(`'tokenEndpointDelayMs' must be a non-negative integer`);
   }
   if (discovery !== undefined && !['openid', 'oauth', 'both'].includes(discovery)) {
     throw new TypeError(`'discovery' must be "openid", "oauth" or "both"`);
@@ -237,6 +246,7 @@ async function serve(
   const accessTokenTtl = options.accessTokenTtl ?? 3600;
   const omitRefreshToken = new Set(options.omitRefreshTokenOnRefresh ?? []);
   const rotateRefreshToken = options.rotateRefreshToken ?? true;
+  const tokenEndpointDelayMs = options.tokenEndpointDelayMs ?? 0;
   const issuerPath = (options.issuerPath ?? '').replace(/\/+$/, '');
   const discovery = options.discovery ?? 'openid';
   const issuer = `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}${issuerPath}`;
@@ -344,6 +354,7 @@ async function serve(
     if (ctx.method !== 'POST' || ctx.path !== AUTHORIZATION_SERVER_ROUTES.token) return next();
     total += 1;
     try {
+      if (tokenEndpointDelayMs > 0) await setTimeout(tokenEndpointDelayMs);
       await next();
     } finally {
       const grantType = ctx.oidc?.params?.grant_type;

@@ -7,7 +7,7 @@ import {
   FORGE_API_RESOURCE,
   startAuthorizationServer,
 } from '../../../infra/local/authorization-server.js';
-import { Client, ConnectionError } from '../../../lib/oauth2/index.js';
+import { Client, ConnectionError, TimeoutError } from '../../../lib/oauth2/index.js';
 
 describe('startAuthorizationServer()', () => {
   it('serves the default client on an ephemeral loopback port and counts token requests by grant type', async () => {
@@ -77,6 +77,28 @@ describe('startAuthorizationServer()', () => {
     await client.clientCredentials.getToken();
     await server.stop();
     await expect(client.clientCredentials.getToken()).rejects.toBeInstanceOf(ConnectionError);
+  });
+
+  it('delays token requests when asked, so a client timeout can be seen', async () => {
+    const server = await startAuthorizationServer({ devInteractions: false, tokenEndpointDelayMs: 400 });
+    try {
+      const site = { site: server.issuer };
+      const impatient = new Client(DEFAULT_CLIENT.client_id, DEFAULT_CLIENT.client_secret, {
+        ...site,
+        connection: { timeout: 100 },
+      });
+      const error = await impatient.clientCredentials.getToken().catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(TimeoutError);
+      expect(error).toMatchObject({ code: 'timeout' });
+      expect((error as Error).message).toBe(`request POST "${server.tokenEndpoint}" timed out after 100 ms`);
+
+      const patient = new Client(DEFAULT_CLIENT.client_id, DEFAULT_CLIENT.client_secret, site);
+      const started = Date.now();
+      expect((await patient.clientCredentials.getToken()).token).toEqual(expect.any(String));
+      expect(Date.now() - started).toBeGreaterThanOrEqual(390);
+    } finally {
+      await server.stop();
+    }
   });
 
   it('fails fast on options it does not know or cannot use', async () => {
