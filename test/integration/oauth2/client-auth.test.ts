@@ -1,5 +1,6 @@
 // Client authentication at the token endpoint (RFC 6749 §2.3, RFC 7523 §2.2) against oidc-provider, each
 // client registered with exactly one method, so a success proves the method the library used.
+import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -24,6 +25,12 @@ async function failure(promise: Promise<unknown>): Promise<OAuth2Error> {
   expect(error).toBeInstanceOf(OAuth2Error);
   return error as OAuth2Error;
 }
+
+const rsa = generateKeyPairSync('rsa', {
+  modulusLength: 2048,
+  publicKeyEncoding: { type: 'spki', format: 'pem' },
+  privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+});
 
 beforeAll(async () => {
   const pair = await generateKeyPair('ES256', { extractable: true });
@@ -57,6 +64,14 @@ beforeAll(async () => {
         client_id: 'jwt-client',
         token_endpoint_auth_method: 'private_key_jwt',
         jwks: { keys: [publicJwk] },
+      },
+      {
+        ...cc,
+        client_id: 'pem-client',
+        token_endpoint_auth_method: 'private_key_jwt',
+        jwks: {
+          keys: [{ ...createPublicKey(rsa.publicKey).export({ format: 'jwk' }), use: 'sig', alg: 'RS256' }],
+        },
       },
     ],
   });
@@ -135,6 +150,15 @@ describe('private_key_jwt', () => {
     const first = await client.clientCredentials.getToken();
     const second = await client.clientCredentials.getToken();
     expect(second.token).not.toBe(first.token);
+  });
+
+  it('signs with a PEM private key and the default RS256', async () => {
+    const client = new Client('pem-client', undefined, {
+      site: server.issuer,
+      authScheme: 'private_key_jwt',
+      privateKey: rsa.privateKey,
+    });
+    expect((await client.clientCredentials.getToken()).token).toEqual(expect.any(String));
   });
 
   it('is refused with invalid_client when signed with a key the client did not register', async () => {

@@ -17,6 +17,7 @@ const CLIENT_SECRET = 'grants-client-secret';
 const KEEPER_ID = 'keeper-client';
 const KEEPER_SECRET = 'keeper-client-secret';
 const ASSERTION_ISSUER = 'forge-ci';
+const OTHER_RESOURCE = 'https://api.forge.test/v2';
 const grantTypes = ['client_credentials', 'password', 'refresh_token', JWT_BEARER_GRANT];
 
 let server: AuthorizationServer;
@@ -65,6 +66,10 @@ beforeAll(async () => {
       { issuer: 'pem-issuer', key: createPublicKey(pem.publicKey), algorithms: ['RS256'] },
     ],
     omitRefreshTokenOnRefresh: [KEEPER_ID],
+    resources: {
+      [FORGE_API_RESOURCE]: { scope: 'forge:read forge:write' },
+      [OTHER_RESOURCE]: { scope: 'forge:read', accessTokenTtl: 120 },
+    },
   });
   password = server.accounts.alice!.password;
   client = new Client(CLIENT_ID, CLIENT_SECRET, { site: server.issuer });
@@ -106,6 +111,20 @@ describe('clientCredentials.getToken()', () => {
     const token = await client.clientCredentials.getToken();
     expect(token.token).toMatch(/^[\w-]{40,}$/);
     expect(token.token.split('.')).toHaveLength(1);
+  });
+
+  it("uses the resource's own lifetime for its tokens", async () => {
+    const token = await client.clientCredentials.getToken({ resource: OTHER_RESOURCE, scope: 'forge:read' });
+    expect(token.expiresIn).toBe(120);
+    expect(token.expiresAt).toBeLessThanOrEqual(now() + 120);
+  });
+
+  it('sends an array parameter as repeated keys: both resources reach the server', async () => {
+    const error = await rejection(
+      client.clientCredentials.getToken({ resource: [FORGE_API_RESOURCE, OTHER_RESOURCE] }),
+    );
+    expect(error.code).toBe('invalid_target');
+    expect(error.description).toBe('only a single resource indicator value is supported for this grant type');
   });
 
   it('rejects an unknown resource with invalid_target', async () => {
