@@ -384,6 +384,13 @@ describe('token modes at the userinfo endpoint', () => {
     expect(seen[1]).toBe('');
   });
 
+  it('calls an absolute URL with the token, whatever the client site', async () => {
+    const elsewhere = new Client(CLIENT_ID, CLIENT_SECRET, { site: 'http://127.0.0.1:9/unused' });
+    const hash = (await client.password.getToken('alice', password, { scope: 'openid' })).toHash();
+    const token = AccessToken.fromHash(elsewhere, hash);
+    expect((await token.get(`${server.issuer}/oauth/userinfo`)).parsed).toMatchObject({ sub: 'alice' });
+  });
+
   it('sends the token in the form body with mode "body"', async () => {
     const token = await client.password.getToken('alice', password, { scope: 'openid' }, { mode: 'body' });
     const response = await token.post('oauth/userinfo');

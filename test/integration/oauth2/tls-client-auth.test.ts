@@ -85,6 +85,16 @@ describe('tls_client_auth', () => {
     expect(token.params.token_type).toBe('Bearer');
   });
 
+  it('discovers the HTTPS server with the test CA and authenticates through the discovered endpoint', async () => {
+    const tls = { cert: certs.client.cert, key: certs.client.key, ca: certs.ca.cert };
+    const client = await Client.discover(server.issuer, 'mtls-dn', undefined, {
+      authScheme: 'tls_client_auth',
+      connection: { tls },
+    });
+    expect(client.metadata?.token_endpoint_auth_methods_supported).toContain('tls_client_auth');
+    expect((await client.clientCredentials.getToken()).token).toEqual(expect.any(String));
+  });
+
   it('authenticates with the client certificate registered by DNS subject alternative name', async () => {
     const client = mtlsClient('mtls-san', {
       cert: certs.client.cert,
