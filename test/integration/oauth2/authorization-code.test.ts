@@ -100,6 +100,23 @@ describe('authCode with PKCE', () => {
     expect((await refreshed.get('oauth/userinfo')).parsed).toMatchObject({ sub: 'alice' });
   });
 
+  it('adds the redirect_uri configured on the client to the authorize URL and to the exchange', async () => {
+    const configured = new Client(CLIENT_ID, CLIENT_SECRET, {
+      site: server.issuer,
+      redirectUri: REDIRECT_URI,
+    });
+    const verifier = generateCodeVerifier();
+    const url = configured.authCode.authorizeUrl({ scope: 'openid', code_verifier: verifier });
+    expect(new URL(url).searchParams.get('redirect_uri')).toBe(REDIRECT_URI);
+    const result = await authorizeWithDevInteractions(url, {
+      redirectUri: REDIRECT_URI,
+      login: 'alice',
+      password,
+    });
+    const token = await configured.authCode.getToken(result.code!, { code_verifier: verifier });
+    expect((await token.get('oauth/userinfo')).parsed).toMatchObject({ sub: 'alice' });
+  });
+
   it('is refused by the server without a code challenge', async () => {
     const result = await authorize(undefined, 'state-2');
     expect(result.code).toBeNull();
