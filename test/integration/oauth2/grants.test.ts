@@ -134,6 +134,16 @@ describe('clientCredentials.getToken()', () => {
     expect(error.message).toMatch(/^invalid_target: /);
   });
 
+  it('sends a JSON body when the headers ask for it, which this server refuses', async () => {
+    const error = await rejection(
+      client.clientCredentials.getToken({ headers: { 'Content-Type': 'application/json' } }),
+    );
+    expect(error.code).toBe('invalid_request');
+    expect(error.description).toMatch(
+      /only application\/x-www-form-urlencoded content-type bodies are supported/,
+    );
+  });
+
   it('rejects a wrong client secret with invalid_client', async () => {
     const wrong = new Client(CLIENT_ID, 'not-the-secret', { site: server.issuer });
     const error = await rejection(wrong.clientCredentials.getToken());
