@@ -8,8 +8,8 @@ import { createHmac } from 'node:crypto';
 import { serializePayload } from './serialize.js';
 import type { Secret, SignatureAlgorithm, SignaturePayload } from './types.js';
 
-/** Digest length in bytes per algorithm. */
-export const DIGEST_BYTES = { sha256: 32, sha1: 20 } as const;
+/** Length of the lowercase hex digest per algorithm. */
+export const DIGEST_HEX_LENGTH = { sha256: 64, sha1: 40 } as const;
 
 /**
  * Checks a secret argument and returns it; throws a `TypeError` naming the field when it is missing, empty,
@@ -44,7 +44,14 @@ export function hmacInput(payload: SignaturePayload | null | undefined): string 
   throw new TypeError("'payload' must be a non-empty string, Uint8Array or object");
 }
 
-/** The raw HMAC digest of `data` under `secret`. */
-export function digest(algorithm: SignatureAlgorithm, secret: string, data: string | Uint8Array): Buffer {
-  return createHmac(algorithm, secret).update(data).digest();
+/**
+ * The HMAC of `data` under `secret`, as the bytes of its lowercase hex text. (A hex string digest turned into a
+ * pooled Buffer is cheaper in Node.js than `digest()`'s own Buffer.)
+ */
+export function hexDigestBytes(
+  algorithm: SignatureAlgorithm,
+  secret: string,
+  data: string | Uint8Array,
+): Buffer {
+  return Buffer.from(createHmac(algorithm, secret).update(data).digest('hex'), 'latin1');
 }

@@ -4,16 +4,17 @@
  * @see https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
  */
 import { timingSafeEqual } from 'node:crypto';
-import { checkSecret, DIGEST_BYTES, digest, hmacInput } from './hmac.js';
+import { checkSecret, DIGEST_HEX_LENGTH, hexDigestBytes, hmacInput } from './hmac.js';
 import type { Secret, SignatureAlgorithm, SignaturePayload } from './types.js';
 
 /**
  * Verifies a signature: `sha256=<hex>` is checked with HMAC-SHA256 only and `sha1=<hex>` with HMAC-SHA1 only
  * (the prefix picks the algorithm; a sha256 signature is never checked as sha1). With several secrets, each
- * is tried in turn (rotation). The digests are compared with `timingSafeEqual` after a length check.
+ * is tried in turn (rotation). The hex digests are compared with `timingSafeEqual` after a length check; the
+ * hex must be lowercase, as the forge and `sign` write it.
  *
- * Anything that is not a well-formed signature (no or unknown prefix, wrong length, non-hex, garbage) gives
- * `false`, never an exception.
+ * Anything that is not a well-formed signature (no or unknown prefix, wrong length, non-hex or uppercase hex,
+ * garbage) gives `false`, never an exception.
  *
  * @param secret - The secret, or several during a rotation.
  * @param payload - The exact body (string, taken as UTF-8, or bytes; preferred), or an object serialized the
@@ -37,8 +38,8 @@ export function verify(secret: Secret, payload: SignaturePayload, signature: str
 }
 
 /**
- * Parses a signature header value into its algorithm and digest bytes, or `undefined` when it is malformed.
- * Internal.
+ * Parses a signature header value into its algorithm and the UTF-8 bytes of its hex digest, or `undefined`
+ * when the prefix or the length is wrong. Internal.
  */
 export function parseSignature(
   signature: string,
@@ -54,9 +55,9 @@ export function parseSignature(
   } else {
     return undefined;
   }
-  // Buffer.from(…, 'hex') stops at the first pair that is not hex, so a short result means garbage.
-  const expected = Buffer.from(signature.slice(start), 'hex');
-  return expected.length === DIGEST_BYTES[algorithm] ? { algorithm, expected } : undefined;
+  // UTF-8, so a non-ASCII character makes the bytes longer than any hex digest and the check fails.
+  const expected = Buffer.from(signature.slice(start), 'utf8');
+  return expected.length === DIGEST_HEX_LENGTH[algorithm] ? { algorithm, expected } : undefined;
 }
 
 /** `verify` without the argument checks, for callers that checked already. Internal. */
@@ -65,18 +66,21 @@ export function verifyChecked(secret: Secret, data: string | Uint8Array, signatu
   return parsed !== undefined && matchesDigest(secret, parsed.algorithm, parsed.expected, data);
 }
 
-/** Whether any secret's HMAC of `data` equals `expected` (constant-time per comparison). Internal. */
+/**
+ * Whether any secret's HMAC of `data`, as lowercase hex, equals `expected` (the signature's hex bytes), with
+ * `timingSafeEqual` (both are the digest's hex length, checked by `parseSignature`). Internal.
+ */
 export function matchesDigest(
   secret: Secret,
   algorithm: SignatureAlgorithm,
   expected: Buffer,
   data: string | Uint8Array,
 ): boolean {
-  if (typeof secret === 'string') return timingSafeEqual(digest(algorithm, secret, data), expected);
+  if (typeof secret === 'string') return timingSafeEqual(hexDigestBytes(algorithm, secret, data), expected);
   let match = false;
   for (const key of secret) {
     // Every secret is tried, so the time taken does not tell which one matched.
-    if (timingSafeEqual(digest(algorithm, key, data), expected)) match = true;
+    if (timingSafeEqual(hexDigestBytes(algorithm, key, data), expected)) match = true;
   }
   return match;
 }

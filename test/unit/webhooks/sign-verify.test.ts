@@ -115,6 +115,9 @@ describe('verify()', () => {
     ['garbage', 'not a signature at all'],
     ['the prefix alone', 'sha256='],
     ['whitespace around a valid signature', ` ${FOO_SHA256} `],
+    ['uppercase hex', `sha256=${FOO_SHA256.slice(7).toUpperCase()}`],
+    ['a non-ASCII look-alike of a hex digit', `${FOO_SHA256.slice(0, -1)}\u0663`],
+    ['a hex digit replaced by a character whose low byte is that digit', `${FOO_SHA256.slice(0, -1)}\u0133`],
   ])('returns false, without throwing, for %s', (_case, signature) => {
     expect(verify('mysecret', '{"foo":"bar"}', signature)).toBe(false);
   });
