@@ -208,6 +208,18 @@ describe('verify() properties', () => {
     );
   });
 
+  it('signs and verifies any string, ASCII or not, as its UTF-8 bytes', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', minLength: 1 }), (text) => {
+        const expected = `sha256=${createHmac('sha256', 'secret').update(Buffer.from(text, 'utf8')).digest('hex')}`;
+        expect(sign('secret', text)).toBe(expected);
+        expect(verify('secret', text, expected)).toBe(true);
+        expect(verify('secret', Buffer.from(text, 'utf8'), expected)).toBe(true);
+      }),
+      { numRuns: 1_000 },
+    );
+  });
+
   it('never accepts a payload with one byte changed', () => {
     fc.assert(
       fc.property(
