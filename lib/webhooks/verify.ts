@@ -4,7 +4,7 @@
  * @see https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
  */
 import { timingSafeEqual } from 'node:crypto';
-import { checkSecret, DIGEST_HEX_LENGTH, hexDigestBytes, hmacInput, textEncoding } from './hmac.js';
+import { checkSecret, DIGEST_HEX_LENGTH, hexDigestBytes, hmacInput } from './hmac.js';
 import type { Secret, SignatureAlgorithm, SignaturePayload } from './types.js';
 
 /**
@@ -76,14 +76,11 @@ export function matchesDigest(
   expected: Buffer,
   data: string | Uint8Array,
 ): boolean {
-  const encoding = textEncoding(data);
-  if (typeof secret === 'string') {
-    return timingSafeEqual(hexDigestBytes(algorithm, secret, data, encoding), expected);
-  }
+  if (typeof secret === 'string') return timingSafeEqual(hexDigestBytes(algorithm, secret, data), expected);
   let match = false;
   for (const key of secret) {
     // Every secret is tried, so the time taken does not tell which one matched.
-    if (timingSafeEqual(hexDigestBytes(algorithm, key, data, encoding), expected)) match = true;
+    if (timingSafeEqual(hexDigestBytes(algorithm, key, data), expected)) match = true;
   }
   return match;
 }
