@@ -398,7 +398,12 @@ describe('webhooks.middleware over node:http', () => {
     const done = new Promise<void>((resolve) => {
       settled = resolve;
     });
+    let arrived: () => void = () => {};
+    const requestArrived = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
     const server = await listen((request, response) => {
+      arrived();
       void webhooks.middleware(request, response).then(settled);
     });
     const { port } = new URL(server.url);
@@ -411,7 +416,7 @@ describe('webhooks.middleware over node:http', () => {
     socket.write(
       `POST / HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 100000\r\n${head}\r\n\r\n{"partial":`,
     );
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await requestArrived;
     socket.destroy();
     await done;
     expect(handler).not.toHaveBeenCalled();
