@@ -37,6 +37,17 @@ export type {
   WebhookEventName,
 } from './event-types.js';
 export { createNodeMiddleware, type NodeMiddleware } from './middleware.js';
+export {
+  createProxyChannel,
+  ProxyChannel,
+  type ProxyChannelEvents,
+  type ProxyChannelOptions,
+  type ProxyChannelTarget,
+  type ProxyEventSource,
+  type ProxyEventSourceConstructor,
+} from './proxy-channel.js';
+export { ProxyChannelError, type ProxyChannelErrorCode, ProxyChannelErrorCodes } from './proxy-errors.js';
+export type { ProxyMessageKeys } from './proxy-message.js';
 export { serializePayload } from './serialize.js';
 export { sign } from './sign.js';
 export type {
