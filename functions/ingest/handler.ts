@@ -26,10 +26,13 @@ import { numberEnv, optionalEnv, requireEnv } from '../shared/env.js';
 
 const logger = new Logger({ serviceName: 'forgebridge-ingest' });
 
-const documentClient = DynamoDBDocumentClient.from(new DynamoDBClient({}));
-const eventBridge = new EventBridgeClient({});
-const s3 = new S3Client({});
-const ssm = new SSMClient({});
+// Socket timeouts: a stalled call fails (and is retried) within the forge's ~10 s, instead of hanging until
+// the Lambda timeout with the dedupe lock held.
+const quick = { requestHandler: { connectionTimeout: 1_000, requestTimeout: 2_000, throwOnRequestTimeout: true } };
+const documentClient = DynamoDBDocumentClient.from(new DynamoDBClient(quick));
+const eventBridge = new EventBridgeClient(quick);
+const s3 = new S3Client({ requestHandler: { connectionTimeout: 1_000, requestTimeout: 5_000, throwOnRequestTimeout: true } });
+const ssm = new SSMClient(quick);
 
 const dedupe = new DedupeStore({
   client: documentClient,

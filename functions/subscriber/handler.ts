@@ -21,9 +21,10 @@ import { payloadDigest, recordReceipt } from '../shared/receipts.js';
 
 const logger = new Logger({ serviceName: 'forgebridge-subscriber' });
 
-const s3 = new S3Client({});
-const documentClient = DynamoDBDocumentClient.from(new DynamoDBClient({}));
-const ssm = new SSMClient({});
+const timeouts = { requestHandler: { connectionTimeout: 1_000, requestTimeout: 5_000, throwOnRequestTimeout: true } };
+const s3 = new S3Client(timeouts);
+const documentClient = DynamoDBDocumentClient.from(new DynamoDBClient(timeouts));
+const ssm = new SSMClient(timeouts);
 
 const forgeApiUrl = requireEnv('FORGEBRIDGE_FORGE_API_URL').replace(/\/+$/, '');
 const provider = optionalEnv('FORGEBRIDGE_OAUTH_PROVIDER');

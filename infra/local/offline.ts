@@ -2,8 +2,9 @@
 // serverless-offline-aws-eventbridge (PutEvents on a local port, routed to the subscribers by the rules in
 // serverless.yml). HOME points at a temp dir; every port comes from the environment serverless.yml reads.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
@@ -119,6 +120,8 @@ export async function startOffline(options: OfflineOptions): Promise<Offline> {
   mkdirSync(options.home, { recursive: true });
   const require = createRequire(import.meta.url);
   const cli = require.resolve('osls/bin/serverless.js');
+  // A build folder of its own: another osls run's clean-up must not delete the bundles this one serves.
+  const workFolder = `.esbuild/offline-${process.pid}-${randomBytes(4).toString('hex')}`;
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOME: options.home,
@@ -128,6 +131,7 @@ export async function startOffline(options: OfflineOptions): Promise<Offline> {
     SLS_TELEMETRY_DISABLED: '1',
     SLS_NOTIFICATIONS_MODE: 'off',
     ...options.env,
+    FORGEBRIDGE_ESBUILD_WORK_FOLDER: workFolder,
     FORGEBRIDGE_HTTP_PORT: String(ports.http),
     FORGEBRIDGE_LAMBDA_PORT: String(ports.lambda),
     FORGEBRIDGE_WEBSOCKET_PORT: String(ports.websocket),
@@ -174,6 +178,7 @@ export async function startOffline(options: OfflineOptions): Promise<Offline> {
   } catch (error) {
     process.removeListener('exit', killOnExit);
     await stopChild(child);
+    rmSync(join(root, workFolder), { recursive: true, force: true });
     throw error;
   }
 
@@ -183,6 +188,7 @@ export async function startOffline(options: OfflineOptions): Promise<Offline> {
     async stop() {
       process.removeListener('exit', killOnExit);
       await stopChild(child);
+      rmSync(join(root, workFolder), { recursive: true, force: true });
     },
   };
 }

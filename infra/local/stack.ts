@@ -159,8 +159,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret,
       FORGEBRIDGE_FORGE_API_URL: forgeApi.url,
       FORGEBRIDGE_LOG_LEVEL: options.logLevel ?? 'INFO',
-      // Publishing fails fast offline: no AWS-side retries on top of the publisher's own.
-      AWS_MAX_ATTEMPTS: '1',
+      // Every function runs in a worker thread of one process here: give them room on a busy machine.
+      FORGEBRIDGE_INGEST_TIMEOUT: '30',
+      FORGEBRIDGE_SUBSCRIBER_TIMEOUT: '30',
     };
     if (options.receiptsDir !== undefined) env.FORGEBRIDGE_RECEIPTS_DIR = options.receiptsDir;
     if (options.maxEntryBytes !== undefined) env.FORGEBRIDGE_MAX_ENTRY_BYTES = String(options.maxEntryBytes);

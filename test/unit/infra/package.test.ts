@@ -3,7 +3,7 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -21,6 +21,7 @@ interface Statement {
 }
 
 let dir: string;
+let workFolder: string;
 let resources: Record<string, Resource>;
 
 function ofType(type: string): [string, Resource][] {
@@ -55,6 +56,7 @@ function actions(statement: Statement): string[] {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'forgebridge-package-'));
+  workFolder = `.esbuild/package-${basename(dir)}`;
   const home = join(dir, 'home');
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
@@ -64,6 +66,8 @@ beforeAll(async () => {
     XDG_CACHE_HOME: join(home, '.cache'),
     SLS_TELEMETRY_DISABLED: '1',
     SLS_NOTIFICATIONS_MODE: 'off',
+    // Its own build folder: serverless-esbuild deletes it when done, and must not touch a running stack's.
+    FORGEBRIDGE_ESBUILD_WORK_FOLDER: workFolder,
   };
   await run(
     join(root, 'node_modules/.bin/osls'),
@@ -82,6 +86,7 @@ beforeAll(async () => {
 
 afterAll(() => {
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  if (workFolder !== undefined) rmSync(join(root, workFolder), { recursive: true, force: true });
 });
 
 describe('osls package (offline, no credentials)', () => {
@@ -137,7 +142,10 @@ describe('osls package (offline, no credentials)', () => {
   it('creates the claim-check bucket private, encrypted, with lifecycle expiry', () => {
     const bucket = resources.ClaimCheckBucket;
     expect(bucket?.Type).toBe('AWS::S3::Bucket');
-    const rules = (bucket?.Properties.LifecycleConfiguration as { Rules: Record<string, unknown>[] }).Rules;
+    const lifecycle = bucket?.Properties.LifecycleConfiguration as
+      | { Rules: Record<string, unknown>[] }
+      | undefined;
+    const rules = lifecycle?.Rules;
     expect(rules).toEqual([expect.objectContaining({ Status: 'Enabled', ExpirationInDays: 14 })]);
     expect(bucket?.Properties.PublicAccessBlockConfiguration).toEqual({
       BlockPublicAcls: true,
