@@ -8,6 +8,24 @@ import { digest, type Posted, startTestStack, type TestStack } from '../../helpe
 let t: TestStack;
 const examples = exampleDeliveries();
 const posted = new Map<string, ExampleDelivery>();
+const redelivered: { id: string; statuses: number[] }[] = [];
+
+/**
+ * Posts like a forge: a delivery answered 5xx or 409 is redelivered with the same id until it is accepted
+ * (202) or known (200 duplicate). Dedupe makes that safe; the assertions below prove it.
+ */
+async function deliver(example: ExampleDelivery): Promise<Posted> {
+  const statuses: number[] = [];
+  let result = await t.post(example.name, example.payload);
+  const deadline = Date.now() + 90_000;
+  while ((result.status >= 500 || result.status === 409) && Date.now() < deadline) {
+    statuses.push(result.status);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    result = await t.post(example.name, example.payload, { id: result.id });
+  }
+  if (statuses.length > 0) redelivered.push({ id: result.id, statuses: [...statuses, result.status] });
+  return result;
+}
 
 async function postAll(concurrency: number): Promise<Posted[]> {
   const results: Posted[] = [];
@@ -15,14 +33,14 @@ async function postAll(concurrency: number): Promise<Posted[]> {
   const worker = async () => {
     while (next < examples.length) {
       const example = examples[next++] as ExampleDelivery;
-      const result = await t.post(example.name, example.payload);
+      const result = await deliver(example);
       posted.set(result.id, example);
       results.push(result);
     }
   };
   // One first, alone: the first invocation of each function pays its cold start.
   const first = examples[next++] as ExampleDelivery;
-  const result = await t.post(first.name, first.payload);
+  const result = await deliver(first);
   posted.set(result.id, first);
   results.push(result);
   await Promise.all(Array.from({ length: concurrency }, worker));
@@ -40,10 +58,16 @@ afterAll(async () => {
 describe('local stack: every @octokit/webhooks-examples payload', () => {
   it('accepts each one and the catch-all receives each once with its payload intact', async () => {
     expect(examples.length).toBeGreaterThan(300);
-    // One at a time: serverless-offline sometimes never answers one of several concurrent invocations of
-    // the same function (a 504 "Lambda timeout" after the handler has run); the routing file covers the rest.
-    const results = await postAll(1);
-    expect(results.filter((result) => result.status !== 202)).toEqual([]);
+    // serverless-offline now and then never returns an invocation's result (a 504 "Lambda timeout" after the
+    // handler has run); the forge would redeliver, and so does `deliver`. Every delivery ends up accepted.
+    const results = await postAll(2);
+    if (redelivered.length > 0)
+      console.warn('redelivered after a gateway failure:', JSON.stringify(redelivered));
+    expect(results.filter((result) => result.status !== 202 && result.status !== 200)).toEqual([]);
+    for (const result of results.filter((entry) => entry.status === 200)) {
+      expect(result.body).toEqual({ duplicate: true });
+      expect(redelivered.map((entry) => entry.id)).toContain(result.id);
+    }
 
     await t.waitFor(() => t.receipts('onEverything').length >= examples.length, { timeoutMs: 120_000 });
     const received = t.receipts('onEverything');
