@@ -1,0 +1,229 @@
+// The ingest handler through its real Middy chain, with API Gateway events whose bodies are signed by our own
+// `sign()`. AWS is mocked with aws-sdk-client-mock: no network.
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import {
+  DeleteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import type { APIGatewayProxyEvent, APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { sign } from '../../../lib/webhooks/index.js';
+
+const dynamo = mockClient(DynamoDBDocumentClient);
+const events = mockClient(EventBridgeClient);
+const ssm = mockClient(SSMClient);
+
+const SECRET = 'unit-test-secret';
+const BASE_ENV = {
+  FORGEBRIDGE_DEDUPE_TABLE: 'dedupe',
+  FORGEBRIDGE_BUS_NAME: 'bus',
+  FORGEBRIDGE_BUCKET: 'claims',
+  FORGEBRIDGE_WEBHOOK_SECRET_PARAMETER: '/forgebridge/test/webhook-secret',
+  AWS_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'test',
+  AWS_SECRET_ACCESS_KEY: 'test',
+  POWERTOOLS_LOG_LEVEL: 'SILENT',
+};
+
+const context = {
+  functionName: 'forgebridge-test-ingest',
+  functionVersion: '$LATEST',
+  invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:forgebridge-test-ingest',
+  memoryLimitInMB: '512',
+  awsRequestId: 'request-1',
+  logGroupName: '/aws/lambda/forgebridge-test-ingest',
+  logStreamName: 'stream',
+  callbackWaitsForEmptyEventLoop: true,
+  getRemainingTimeInMillis: () => 10_000,
+} as unknown as Context;
+
+type Handler = (event: unknown, context: Context) => Promise<{ statusCode: number; body: string }>;
+
+async function loadHandler(env: Record<string, string> = {}): Promise<Handler> {
+  vi.resetModules();
+  for (const [name, value] of Object.entries({ ...BASE_ENV, ...env })) vi.stubEnv(name, value);
+  const module = (await import('../../../functions/ingest/handler.js')) as { handler: Handler };
+  return module.handler;
+}
+
+const payload = { action: 'opened', issue: { number: 1 }, repository: { full_name: 'octo/hello' } };
+const body = JSON.stringify(payload);
+
+function v2Event(
+  overrides: Partial<APIGatewayProxyEventV2> = {},
+  signature = sign(SECRET, body),
+): APIGatewayProxyEventV2 {
+  return {
+    version: '2.0',
+    routeKey: 'POST /webhooks',
+    rawPath: '/webhooks',
+    rawQueryString: '',
+    headers: {
+      'content-type': 'application/json',
+      'x-forge-event': 'issues',
+      'x-forge-delivery': 'delivery-1',
+      'x-hub-signature-256': signature,
+    },
+    requestContext: {
+      http: { method: 'POST', path: '/webhooks' },
+    } as APIGatewayProxyEventV2['requestContext'],
+    body,
+    isBase64Encoded: false,
+    ...overrides,
+  };
+}
+
+beforeEach(() => {
+  dynamo.reset();
+  events.reset();
+  ssm.reset();
+  dynamo.on(PutCommand).resolves({});
+  dynamo.on(UpdateCommand).resolves({});
+  dynamo.on(DeleteCommand).resolves({});
+  events.on(PutEventsCommand).resolves({ FailedEntryCount: 0, Entries: [{ EventId: 'event-1' }] });
+});
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
+describe('functions/ingest handler', () => {
+  describe('offline (secret from FORGEBRIDGE_WEBHOOK_SECRET)', () => {
+    it('publishes a signed payload 2.0 delivery once and answers 202', async () => {
+      const handler = await loadHandler({ IS_OFFLINE: 'true', FORGEBRIDGE_WEBHOOK_SECRET: SECRET });
+      const response = await handler(v2Event(), context);
+      expect(response.statusCode).toBe(202);
+      expect(JSON.parse(response.body)).toEqual({ delivery: 'delivery-1' });
+      const calls = events.commandCalls(PutEventsCommand);
+      expect(calls).toHaveLength(1);
+      const [entry] = calls[0]?.args[0].input.Entries ?? [];
+      expect(entry).toMatchObject({
+        EventBusName: 'bus',
+        Source: 'forge.webhooks',
+        DetailType: 'issues.opened',
+      });
+      expect(JSON.parse(entry?.Detail ?? '{}')).toEqual({
+        delivery: 'delivery-1',
+        event: 'issues',
+        action: 'opened',
+        payload,
+      });
+      expect(dynamo.commandCalls(PutCommand)[0]?.args[0].input).toMatchObject({
+        TableName: 'dedupe',
+        Item: { pk: 'delivery-1' },
+      });
+      expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(1);
+      expect(ssm.commandCalls(GetParameterCommand)).toHaveLength(0);
+    });
+
+    it('accepts a REST API (payload 1.0) event with a base64 body', async () => {
+      const handler = await loadHandler({ IS_OFFLINE: 'true', FORGEBRIDGE_WEBHOOK_SECRET: SECRET });
+      const event = {
+        resource: '/webhooks',
+        path: '/webhooks',
+        httpMethod: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          'X-Forge-Event': 'issues',
+          'X-Forge-Delivery': 'delivery-rest',
+          'X-Hub-Signature-256': sign(SECRET, body),
+        },
+        multiValueHeaders: {},
+        queryStringParameters: null,
+        multiValueQueryStringParameters: null,
+        pathParameters: null,
+        stageVariables: null,
+        requestContext: {} as APIGatewayProxyEvent['requestContext'],
+        body: Buffer.from(body).toString('base64'),
+        isBase64Encoded: true,
+      } satisfies APIGatewayProxyEvent;
+      const response = await handler(event, context);
+      expect(response.statusCode).toBe(202);
+      expect(JSON.parse(response.body)).toEqual({ delivery: 'delivery-rest' });
+      expect(events.commandCalls(PutEventsCommand)).toHaveLength(1);
+    });
+
+    it('answers a bad signature 401 and touches neither the table nor the bus', async () => {
+      const handler = await loadHandler({ IS_OFFLINE: 'true', FORGEBRIDGE_WEBHOOK_SECRET: SECRET });
+      const response = await handler(v2Event({}, sign('another-secret', body)), context);
+      expect(response.statusCode).toBe(401);
+      expect(JSON.parse(response.body)).toEqual({
+        error: { code: 'invalid_signature', message: 'signature does not match the body' },
+      });
+      expect(response.body).not.toContain(SECRET);
+      expect(dynamo.calls()).toHaveLength(0);
+      expect(events.calls()).toHaveLength(0);
+    });
+
+    it('answers a redelivery of a published delivery 200 duplicate without publishing', async () => {
+      const handler = await loadHandler({ IS_OFFLINE: 'true', FORGEBRIDGE_WEBHOOK_SECRET: SECRET });
+      dynamo
+        .on(PutCommand)
+        .rejects(
+          new ConditionalCheckFailedException({ message: 'conditional request failed', $metadata: {} }),
+        );
+      dynamo.on(GetCommand).resolves({ Item: { pk: 'delivery-1', status: 'done' } });
+      const response = await handler(v2Event(), context);
+      expect(response.statusCode).toBe(200);
+      expect(JSON.parse(response.body)).toEqual({ duplicate: true });
+      expect(events.calls()).toHaveLength(0);
+    });
+
+    it('answers 503 and releases the dedupe record when the bus keeps failing', async () => {
+      const handler = await loadHandler({
+        IS_OFFLINE: 'true',
+        FORGEBRIDGE_WEBHOOK_SECRET: SECRET,
+        FORGEBRIDGE_PUBLISH_BUDGET_MS: '200',
+      });
+      events
+        .on(PutEventsCommand)
+        .rejects(Object.assign(new Error('socket hang up'), { name: 'NetworkingError' }));
+      const response = await handler(v2Event(), context);
+      expect(response.statusCode).toBe(503);
+      expect(JSON.parse(response.body)).toEqual({
+        error: { code: 'service_unavailable', message: 'delivery not accepted, retry later' },
+      });
+      expect(events.commandCalls(PutEventsCommand).length).toBeGreaterThanOrEqual(1);
+      expect(dynamo.commandCalls(DeleteCommand)).toHaveLength(1);
+      expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(0);
+    });
+  });
+
+  describe('deployed (secret from SSM Parameter Store)', () => {
+    it('reads the secret from the SecureString parameter, decrypted, and publishes', async () => {
+      ssm
+        .on(GetParameterCommand)
+        .resolves({ Parameter: { Name: '/forgebridge/test/webhook-secret', Value: SECRET } });
+      const handler = await loadHandler();
+      const response = await handler(v2Event(), context);
+      expect(response.statusCode).toBe(202);
+      const [call] = ssm.commandCalls(GetParameterCommand);
+      expect(call?.args[0].input).toEqual({ Name: '/forgebridge/test/webhook-secret', WithDecryption: true });
+    });
+
+    it('answers 503 without the secret in the body when the parameter cannot be read', async () => {
+      ssm
+        .on(GetParameterCommand)
+        .rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException' }));
+      const handler = await loadHandler();
+      const response = await handler(v2Event(), context);
+      expect(response.statusCode).toBe(503);
+      expect(events.calls()).toHaveLength(0);
+    });
+  });
+
+  it('fails at cold start with a TypeError naming a missing variable', async () => {
+    vi.resetModules();
+    for (const [name, value] of Object.entries(BASE_ENV)) vi.stubEnv(name, value);
+    vi.stubEnv('FORGEBRIDGE_DEDUPE_TABLE', '');
+    await expect(import('../../../functions/ingest/handler.js')).rejects.toThrow(
+      new TypeError('environment variable "FORGEBRIDGE_DEDUPE_TABLE" is required'),
+    );
+  });
+});
