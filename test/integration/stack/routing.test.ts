@@ -2,6 +2,8 @@
 // s3rver, oidc-provider, the forge API): a signed delivery posted to the HTTP endpoint reaches exactly the
 // subscribers whose rules match, once each.
 import { randomUUID } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleDelivery } from '../../../infra/local/sample-deliveries.js';
 import { digest, startTestStack, type TestStack } from '../../helpers/stack.js';
@@ -178,5 +180,50 @@ describe('local stack: bus failure', () => {
     expect(t.receivedBy(id)).toEqual({ onPush: 1, onEverything: 1 });
     const again = await t.post(name, payload, { id });
     expect(again.body).toEqual({ duplicate: true });
+  });
+});
+
+describe('local stack: token refresh', () => {
+  it('keeps a client-credentials token in the token table that the forge API accepts', async () => {
+    // The scheduled function, invoked now through serverless-offline's Lambda API.
+    const response = await fetch(
+      `http://127.0.0.1:${t.stack.ports.lambda}/2015-03-31/functions/forgebridge-${t.stack.stage}-refresh/invocations`,
+      { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' },
+    );
+    expect(response.status).toBe(200);
+    const run = (await response.json()) as { failed: number; reports: { key: string; status: string }[] };
+    expect(run.failed).toBe(0);
+    expect(run.reports).toEqual([
+      expect.objectContaining({
+        key: 'forge#forgebridge-local#forge%3Aread',
+        status: expect.stringMatching(/^(fresh|refreshed)$/),
+      }),
+    ]);
+
+    const dynamodb = DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        endpoint: t.stack.endpoints.dynamodb,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      }),
+    );
+    const { Item } = await dynamodb.send(
+      new GetCommand({
+        TableName: t.stack.names.tokenTable,
+        Key: { pk: 'forge#forgebridge-local#forge%3Aread' },
+      }),
+    );
+    dynamodb.destroy();
+    const stored = Item?.token as { access_token?: string; expires_at?: number } | undefined;
+    expect(typeof stored?.access_token).toBe('string');
+    expect(stored?.expires_at).toBeGreaterThan(Date.now() / 1000);
+    const api = await fetch(`${t.stack.forgeApi.url}/repos/octo/hello/issues/1`, {
+      headers: { authorization: `Bearer ${stored?.access_token}` },
+    });
+    expect(api.status).toBe(200);
+    const forged = await fetch(`${t.stack.forgeApi.url}/repos/octo/hello/issues/1`, {
+      headers: { authorization: `Bearer ${stored?.access_token}x` },
+    });
+    expect(forged.status).toBe(401);
   });
 });
