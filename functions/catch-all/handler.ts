@@ -15,7 +15,9 @@ import { createEventHandler } from '../../lib/webhooks/index.js';
 import { payloadDigest, recordReceipt } from '../shared/receipts.js';
 
 const logger = new Logger({ serviceName: 'forgebridge-subscriber' });
-const s3 = new S3Client({ requestHandler: { connectionTimeout: 1_000, requestTimeout: 5_000, throwOnRequestTimeout: true } });
+const s3 = new S3Client({
+  requestHandler: { connectionTimeout: 1_000, requestTimeout: 5_000, throwOnRequestTimeout: true },
+});
 
 const events = createEventHandler();
 events.on('*', ({ id, name, payload }) => {

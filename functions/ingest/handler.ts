@@ -28,10 +28,14 @@ const logger = new Logger({ serviceName: 'forgebridge-ingest' });
 
 // Socket timeouts: a stalled call fails (and is retried) within the forge's ~10 s, instead of hanging until
 // the Lambda timeout with the dedupe lock held.
-const quick = { requestHandler: { connectionTimeout: 1_000, requestTimeout: 2_000, throwOnRequestTimeout: true } };
+const quick = {
+  requestHandler: { connectionTimeout: 1_000, requestTimeout: 2_000, throwOnRequestTimeout: true },
+};
 const documentClient = DynamoDBDocumentClient.from(new DynamoDBClient(quick));
 const eventBridge = new EventBridgeClient(quick);
-const s3 = new S3Client({ requestHandler: { connectionTimeout: 1_000, requestTimeout: 5_000, throwOnRequestTimeout: true } });
+const s3 = new S3Client({
+  requestHandler: { connectionTimeout: 1_000, requestTimeout: 5_000, throwOnRequestTimeout: true },
+});
 const ssm = new SSMClient(quick);
 
 const dedupe = new DedupeStore({

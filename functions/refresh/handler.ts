@@ -18,7 +18,9 @@ import { createTokenSource, readOAuthClients } from '../shared/oauth-clients.js'
 
 const logger = new Logger({ serviceName: 'forgebridge-refresh' });
 
-const timeouts = { requestHandler: { connectionTimeout: 1_000, requestTimeout: 5_000, throwOnRequestTimeout: true } };
+const timeouts = {
+  requestHandler: { connectionTimeout: 1_000, requestTimeout: 5_000, throwOnRequestTimeout: true },
+};
 const documentClient = DynamoDBDocumentClient.from(new DynamoDBClient(timeouts));
 const ssm = new SSMClient(timeouts);
 

@@ -21,7 +21,9 @@ import { payloadDigest, recordReceipt } from '../shared/receipts.js';
 
 const logger = new Logger({ serviceName: 'forgebridge-subscriber' });
 
-const timeouts = { requestHandler: { connectionTimeout: 1_000, requestTimeout: 5_000, throwOnRequestTimeout: true } };
+const timeouts = {
+  requestHandler: { connectionTimeout: 1_000, requestTimeout: 5_000, throwOnRequestTimeout: true },
+};
 const s3 = new S3Client(timeouts);
 const documentClient = DynamoDBDocumentClient.from(new DynamoDBClient(timeouts));
 const ssm = new SSMClient(timeouts);
