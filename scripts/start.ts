@@ -38,7 +38,7 @@ const stack = await startLocalStack({
     eventBridge: await preferredPort(Number(env.FORGEBRIDGE_EVENTBRIDGE_PORT || 4010)),
   },
   logLevel: env.FORGEBRIDGE_LOG_LEVEL || 'INFO',
-  onLine: (line) => console.log(line),
+  output: 'inherit',
 });
 
 mkdirSync(join(root, '.tmp'), { recursive: true });

@@ -4,7 +4,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdirSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
@@ -31,8 +31,12 @@ export interface OfflineOptions {
   env: Record<string, string>;
   /** A temp dir used as HOME (osls writes state there). */
   home: string;
-  /** Every output line of the child. Default: nothing is printed. */
-  onLine?: (line: string) => void;
+  /**
+   * Where the child's output goes: `'inherit'` (this terminal, for `npm start`) or `'file'` (default: a log file
+   * in `home`, readable with `logTail()`). Never a pipe: on Linux a process writes to a pipe synchronously, and a
+   * reader that falls behind would stall serverless-offline's main thread.
+   */
+  output?: 'inherit' | 'file';
   /** How long to wait for both servers. Default 90 s. */
   readyTimeoutMs?: number;
 }
@@ -41,6 +45,10 @@ export interface OfflineOptions {
 export interface Offline {
   readonly ports: OfflinePorts;
   readonly pid: number | undefined;
+  /** The log file with `output: 'file'`. */
+  readonly logFile: string | undefined;
+  /** The last `lines` lines of the log file (empty with `output: 'inherit'`). */
+  logTail(lines?: number): string;
   stop(): Promise<void>;
 }
 
@@ -108,7 +116,7 @@ function stopChild(child: ChildProcess): Promise<void> {
  *
  * @example
  * ```ts
- * const offline = await startOffline({ env, home, onLine: console.log });
+ * const offline = await startOffline({ env, home, output: 'inherit' });
  * // POST http://127.0.0.1:${offline.ports.http}/webhooks
  * await offline.stop();
  * ```
@@ -139,21 +147,20 @@ export async function startOffline(options: OfflineOptions): Promise<Offline> {
     FORGEBRIDGE_EVENTBRIDGE_PORT: String(ports.eventBridge),
     FORGEBRIDGE_EVENTBRIDGE_PUBSUB_PORT: String(ports.eventBridgePubSub),
   };
+  const logFile = options.output === 'inherit' ? undefined : join(options.home, 'offline.log');
+  const logFd = logFile === undefined ? undefined : openSync(logFile, 'a');
+  const logTail = (lines = 60): string =>
+    logFile !== undefined && existsSync(logFile)
+      ? readFileSync(logFile, 'utf8').split('\n').slice(-lines).join('\n').trim()
+      : '';
   // `--localEnvironment` hands this environment to the functions: offline, the webhook secret comes from it.
   const child = spawn(process.execPath, [cli, 'offline', 'start', '--stage', stage, '--localEnvironment'], {
     cwd: root,
     env,
     detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', logFd ?? 'inherit', logFd ?? 'inherit'],
   });
-  let tail = '';
-  const onData = (chunk: Buffer) => {
-    const text = chunk.toString('utf8');
-    tail = (tail + text).slice(-6000);
-    if (options.onLine) for (const line of text.split('\n')) if (line.trim() !== '') options.onLine(line);
-  };
-  child.stdout?.on('data', onData);
-  child.stderr?.on('data', onData);
+  if (logFd !== undefined) closeSync(logFd);
   const killOnExit = () => {
     if (child.pid !== undefined && child.exitCode === null) {
       try {
@@ -169,10 +176,10 @@ export async function startOffline(options: OfflineOptions): Promise<Offline> {
   try {
     for (;;) {
       if (child.exitCode !== null || child.signalCode !== null) {
-        throw new Error(`osls offline exited before it was ready:\n${tail.trim()}`);
+        throw new Error(`osls offline exited before it was ready:\n${logTail()}`);
       }
       if ((await accepts(ports.http)) && (await accepts(ports.eventBridge))) break;
-      if (Date.now() > deadline) throw new Error(`osls offline was not ready in time:\n${tail.trim()}`);
+      if (Date.now() > deadline) throw new Error(`osls offline was not ready in time:\n${logTail()}`);
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   } catch (error) {
@@ -185,6 +192,8 @@ export async function startOffline(options: OfflineOptions): Promise<Offline> {
   return {
     ports,
     pid: child.pid,
+    logFile,
+    logTail,
     async stop() {
       process.removeListener('exit', killOnExit);
       await stopChild(child);

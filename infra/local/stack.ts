@@ -36,8 +36,8 @@ export interface LocalStackOptions {
   maxEntryBytes?: number;
   /** Powertools log level of the functions. Default `INFO`. */
   logLevel?: string;
-  /** Every output line of `osls offline`. Default: nothing is printed. */
-  onLine?: (line: string) => void;
+  /** Where `osls offline`'s output goes: this terminal (`'inherit'`) or a log file (`'file'`, the default). */
+  output?: 'inherit' | 'file';
 }
 
 /** A running local stack. */
@@ -54,6 +54,8 @@ export interface LocalStack {
   readonly s3: LocalS3;
   readonly authorizationServer: AuthorizationServer;
   readonly forgeApi: ForgeApi;
+  /** The last lines of `osls offline`'s log (with `output: 'file'`). */
+  logTail(lines?: number): string;
   /** Present with `busProxy: true`: stop it to make PutEvents fail, start it to heal. */
   readonly busProxy: TcpProxy | undefined;
   /** Stops every server and child process (DynamoDB Local's Java included). Safe to call twice. */
@@ -171,7 +173,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       env,
       home: join(home, 'home'),
       ports: { ...options.ports, eventBridge: eventBridgePort },
-      ...(options.onLine === undefined ? {} : { onLine: options.onLine }),
+      output: options.output ?? 'file',
     });
     stops.push(() => offline.stop());
 
@@ -193,6 +195,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       authorizationServer,
       forgeApi,
       busProxy,
+      logTail: (lines) => offline.logTail(lines),
       stop: stopAll,
     };
   } catch (error) {

@@ -77,17 +77,13 @@ export async function startTestStack(
   options: Omit<LocalStackOptions, 'receiptsDir'> = {},
 ): Promise<TestStack> {
   const receiptsDir = mkdtempSync(join(tmpdir(), 'forgebridge-receipts-'));
-  const output: string[] = [];
   let stack: LocalStack;
   try {
     stack = await startLocalStack({
       ...options,
       receiptsDir,
-      onLine: (line) => {
-        output.push(line);
-        if (output.length > 400) output.shift();
-        if (process.env.FORGEBRIDGE_STACK_VERBOSE === '1') console.log(line);
-      },
+      // FORGEBRIDGE_STACK_VERBOSE=1 shows osls offline's output; otherwise it goes to a log file.
+      output: process.env.FORGEBRIDGE_STACK_VERBOSE === '1' ? 'inherit' : 'file',
     });
   } catch (error) {
     rmSync(receiptsDir, { recursive: true, force: true });
@@ -146,7 +142,7 @@ export async function startTestStack(
       const deadline = Date.now() + (waitOptions.timeoutMs ?? 20_000);
       while (!check()) {
         if (Date.now() > deadline) {
-          throw new Error(`condition not met in time; last stack output:\n${output.slice(-40).join('\n')}`);
+          throw new Error(`condition not met in time; last stack output:\n${stack.logTail(40)}`);
         }
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
