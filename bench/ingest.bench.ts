@@ -14,7 +14,7 @@ import { startLocalStack } from '../infra/local/stack.js';
 
 const root = new URL('..', import.meta.url).pathname;
 const run = promisify(execFile);
-const RUNS = Number(process.env.BENCH_COLD_RUNS ?? 7);
+const RUNS = Number(process.env.BENCH_COLD_RUNS ?? 15);
 const TARGET = 1.2;
 
 /** The esbuild options of serverless.yml's `custom.esbuild`, read from the file so they cannot drift. */
@@ -53,7 +53,8 @@ const event = JSON.parse(process.env.BENCH_EVENT);
 const context = { functionName: 'bench-ingest', functionVersion: '$LATEST', invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:bench-ingest', memoryLimitInMB: '512', awsRequestId: 'bench', logGroupName: '/aws/lambda/bench-ingest', logStreamName: 'bench', getRemainingTimeInMillis: () => 10000, callbackWaitsForEmptyEventLoop: true };
 const result = await mod.handler(event, context);
 const done = performance.now();
-process.stdout.write('\\nBENCH ' + JSON.stringify({ startMs: started, importMs: imported - started, invokeMs: done - imported, totalMs: done, status: result.statusCode }) + '\\n');
+const cpu = process.cpuUsage();
+process.stdout.write('\\nBENCH ' + JSON.stringify({ startMs: started, importMs: imported - started, invokeMs: done - imported, totalMs: done, cpuMs: (cpu.user + cpu.system) / 1000, status: result.statusCode }) + '\\n');
 process.exit(0);
 `;
 
@@ -62,6 +63,8 @@ interface Sample {
   importMs: number;
   invokeMs: number;
   totalMs: number;
+  /** CPU time (user + system) of the whole process: less sensitive than wall time to a busy machine. */
+  cpuMs: number;
   status: number;
 }
 
@@ -153,6 +156,7 @@ export default async function ingestBench(): Promise<void> {
         importMs: median(list.map((sample) => sample.importMs)),
         invokeMs: median(list.map((sample) => sample.invokeMs)),
         totalMs: median(list.map((sample) => sample.totalMs)),
+        cpuMs: median(list.map((sample) => sample.cpuMs)),
       };
     };
     const ours = row('ingest (functions/ingest/handler.ts)', bundles.ingest, samples.ingest);
@@ -167,14 +171,16 @@ export default async function ingestBench(): Promise<void> {
     );
     for (const entry of [ours, floor]) {
       console.log(
-        `${pad(entry.label, 40)}${num(entry.kib)}${num(entry.startMs)}${num(entry.importMs)}${num(entry.invokeMs)}${num(entry.totalMs)}`,
+        `${pad(entry.label, 40)}${num(entry.kib)}${num(entry.startMs)}${num(entry.importMs)}${num(entry.invokeMs)}${num(entry.totalMs)}${num(entry.cpuMs)}`,
       );
     }
     const ratio = ours.totalMs / floor.totalMs;
-    console.log(
-      `\ningest / floor: size ${(ours.kib / floor.kib).toFixed(2)}x, cold start ${ratio.toFixed(2)}x  ` +
-        `(target <= ${TARGET}x): ${ratio <= TARGET ? 'PASS' : 'MISS'}`,
-    );
+    const cpuRatio = ours.cpuMs / floor.cpuMs;
+    const verdict = (value: number) =>
+      `${value.toFixed(2)}x (target <= ${TARGET}x): ${value <= TARGET ? 'PASS' : 'MISS'}`;
+    console.log(`\ningest / floor: size ${(ours.kib / floor.kib).toFixed(2)}x`);
+    console.log(`  cold start, wall time:  ${verdict(ratio)}`);
+    console.log(`  cold start, CPU time:   ${verdict(cpuRatio)}  (steadier on a busy machine)`);
   } finally {
     await stack.stop();
     rmSync(dir, { recursive: true, force: true });
