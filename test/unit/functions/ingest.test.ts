@@ -93,7 +93,8 @@ afterEach(() => {
   vi.unstubAllEnvs();
 });
 
-describe('functions/ingest handler', () => {
+describe('functions/ingest handler', { timeout: 30_000 }, () => {
+  // The first test of each file imports a handler (and its whole graph) cold: give it room on a busy machine.
   describe('offline (secret from FORGEBRIDGE_WEBHOOK_SECRET)', () => {
     it('publishes a signed payload 2.0 delivery once and answers 202', async () => {
       const handler = await loadHandler({ IS_OFFLINE: 'true', FORGEBRIDGE_WEBHOOK_SECRET: SECRET });

@@ -33,7 +33,8 @@ async function loadRefresh(env: Record<string, string>): Promise<Handler> {
 beforeEach(() => dynamo.reset());
 afterEach(() => vi.unstubAllEnvs());
 
-describe('functions/refresh handler', () => {
+describe('functions/refresh handler', { timeout: 30_000 }, () => {
+  // The first test of each file imports a handler (and its whole graph) cold: give it room on a busy machine.
   it('does nothing, successfully, when no OAuth client is configured', async () => {
     const handler = await loadRefresh({ FORGEBRIDGE_OAUTH_CLIENTS: '' });
     await expect(handler({}, context)).resolves.toEqual({ refreshed: 0, failed: 0, reports: [] });

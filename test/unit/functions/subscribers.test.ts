@@ -53,7 +53,8 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe('functions/catch-all handler', () => {
+describe('functions/catch-all handler', { timeout: 30_000 }, () => {
+  // The first test of each file imports a handler (and its whole graph) cold: give it room on a busy machine.
   it('records an inline delivery with the digest of its payload', async () => {
     const handler = await loadCatchAll();
     await handler(
