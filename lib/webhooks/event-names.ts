@@ -28,9 +28,19 @@ export type EmitterWebhookEventName = EventNames.All | `repository_dispatch.${st
  * @example
  * if (!knownEventNames.has(name)) logger.warn(`unknown event '${name}'`);
  */
-export const knownEventNames: ReadonlySet<string> = new Set<string>(EventNames.All);
+export const knownEventNames: ReadonlySet<string> = /* @__PURE__ */ allEventNames();
 
-const freeFormPrefixes = freeFormActionEvents.map((event) => `${event}.`);
+const freeFormPrefixes = /* @__PURE__ */ freeFormActionPrefixes();
+
+// The two sets above are built by argument-free calls marked pure, so that a bundle which only needs
+// `neutralEventName` (the Lambda ingest) drops them and the whole generated catalogue with them.
+function allEventNames(): ReadonlySet<string> {
+  return new Set<string>(EventNames.All);
+}
+
+function freeFormActionPrefixes(): readonly string[] {
+  return freeFormActionEvents.map((event) => `${event}.`);
+}
 
 /**
  * Whether `name` is a known event name: a plain name, a known `event.action` pair, or an action of an event
