@@ -183,6 +183,20 @@ describe('osls package (offline, no credentials)', () => {
     expect(resources.HttpApiIntegrationIngest?.Properties.PayloadFormatVersion).toBe('2.0');
   });
 
+  it('also gives the ingest a Function URL (payload 2.0), open to the forge, answered by the same handler', () => {
+    const urls = ofType('AWS::Lambda::Url');
+    expect(urls).toHaveLength(1);
+    const [, url] = urls[0]!;
+    expect(url.Properties.TargetFunctionArn).toEqual({ 'Fn::GetAtt': ['IngestLambdaFunction', 'Arn'] });
+    // The forge cannot sign AWS requests: the URL is public and the webhook signature is the authentication.
+    expect(url.Properties.AuthType).toBe('NONE');
+    const permissions = ofType('AWS::Lambda::Permission').filter(
+      ([, permission]) => permission.Properties.Action === 'lambda:InvokeFunctionUrl',
+    );
+    expect(permissions).toHaveLength(1);
+    expect(permissions[0]?.[1].Properties.FunctionUrlAuthType).toBe('NONE');
+  });
+
   it('schedules the token refresh every 5 minutes', () => {
     const schedule = ofType('AWS::Events::Rule').find(([, rule]) => rule.Properties.ScheduleExpression);
     expect(schedule?.[1].Properties.ScheduleExpression).toBe('rate(5 minutes)');
