@@ -12,7 +12,7 @@ import middy from '@middy/core';
 import type { Context, EventBridgeEvent } from 'aws-lambda';
 import { type DeliveryDetail, resolveDelivery } from '../../lib/aws/index.js';
 import { createEventHandler } from '../../lib/webhooks/index.js';
-import { payloadDigest, recordReceipt } from '../shared/receipts.js';
+import { deliveryReceipt, payloadDigest, recordReceipt } from '../shared/receipts.js';
 
 const logger = new Logger({ serviceName: 'forgebridge-subscriber' });
 const s3 = new S3Client({
@@ -33,15 +33,7 @@ events.on('*', ({ id, name, payload }) => {
 async function run(event: EventBridgeEvent<string, DeliveryDetail>, context: Context): Promise<void> {
   const delivery = await resolveDelivery(event, { s3 });
   await events.receive(delivery as Parameters<typeof events.receive>[0]);
-  recordReceipt({
-    function: context.functionName,
-    delivery: delivery.id,
-    event: delivery.name,
-    ...(event.detail.action === undefined ? {} : { action: event.detail.action }),
-    detailType: event['detail-type'],
-    ...payloadDigest(delivery.payload),
-    claimCheck: event.detail.payloadRef !== undefined,
-  });
+  recordReceipt(deliveryReceipt(context.functionName, event, delivery));
 }
 
 /**

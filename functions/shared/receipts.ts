@@ -7,6 +7,8 @@
 import { createHash } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { EventBridgeEvent } from 'aws-lambda';
+import type { DeliveryDetail } from '../../lib/aws/index.js';
 import { type Env, optionalEnv } from './env.js';
 
 /**
@@ -61,4 +63,30 @@ export function recordReceipt(receipt: Receipt, env: Env = process.env): void {
   if (dir === undefined) return;
   const file = join(dir, `${receipt.function.replace(/[^\w.-]/g, '_')}.jsonl`);
   appendFileSync(file, `${JSON.stringify(receipt)}\n`);
+}
+
+/**
+ * The receipt of one delivery a subscriber handled: its identifiers, the rule's detail-type, a digest of the
+ * (resolved) payload and whether it came through the claim check.
+ *
+ * @example
+ * ```ts
+ * recordReceipt(deliveryReceipt(context.functionName, event, await resolveDelivery(event, { s3 })));
+ * ```
+ * @see https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-events-structure.html
+ */
+export function deliveryReceipt(
+  functionName: string,
+  event: EventBridgeEvent<string, DeliveryDetail>,
+  delivery: { id: string; name: string; payload: unknown },
+): Receipt {
+  return {
+    function: functionName,
+    delivery: delivery.id,
+    event: delivery.name,
+    ...(event.detail.action === undefined ? {} : { action: event.detail.action }),
+    detailType: event['detail-type'],
+    ...payloadDigest(delivery.payload),
+    claimCheck: event.detail.payloadRef !== undefined,
+  };
 }

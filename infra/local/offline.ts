@@ -6,8 +6,9 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { join } from 'node:path';
+import { freePort } from './ports.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 
@@ -50,25 +51,6 @@ export interface Offline {
   /** The last `lines` lines of the log file (empty with `output: 'inherit'`). */
   logTail(lines?: number): string;
   stop(): Promise<void>;
-}
-
-/**
- * A free port on 127.0.0.1 (listen on port 0, read it, close).
- *
- * @example
- * ```ts
- * const port = await freePort();
- * ```
- * @see https://nodejs.org/api/net.html#serverlistenport-host-backlog-callback
- */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : 0;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 function accepts(port: number): Promise<boolean> {

@@ -13,7 +13,8 @@ import {
 } from './authorization-server.js';
 import { createTables, type DynamoDbLocal, startDynamoDbLocal } from './dynamodb.js';
 import { type ForgeApi, startForgeApi } from './forge-api.js';
-import { freePort, type Offline, type OfflinePorts, startOffline } from './offline.js';
+import { type Offline, type OfflinePorts, startOffline } from './offline.js';
+import { freePort } from './ports.js';
 import { type LocalS3, startS3 } from './s3.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 
