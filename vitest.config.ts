@@ -8,6 +8,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
+          setupFiles: ['test/setup/log-guard.ts'],
           environment: 'node',
           // Unit files first, then the integration files, each group with its own worker count.
           sequence: { groupOrder: 0 },
@@ -17,6 +18,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
+          setupFiles: ['test/setup/log-guard.ts'],
           environment: 'node',
           // Integration files start real servers (DynamoDB Local, oidc-provider, serverless-offline):
           // give them room and keep at most two running at once on a 2-core machine.
