@@ -1,16 +1,18 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+const setupFiles = ['test/setup/log-guard.ts'];
 
 export default defineConfig({
   // vitest keeps its cache under node_modules/.vite; nothing is written to $HOME.
   test: {
+    // Three groups, one after the other, each with its own worker count.
     projects: [
       {
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
-          setupFiles: ['test/setup/log-guard.ts'],
+          setupFiles,
           environment: 'node',
-          // Unit files first, then the integration files, each group with its own worker count.
           sequence: { groupOrder: 0 },
         },
       },
@@ -18,14 +20,30 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
-          setupFiles: ['test/setup/log-guard.ts'],
+          exclude: [...configDefaults.exclude, 'test/integration/stack/**'],
+          setupFiles,
           environment: 'node',
-          // Integration files start real servers (DynamoDB Local, oidc-provider, serverless-offline):
-          // give them room and keep at most two running at once on a 2-core machine.
+          // Integration files start real servers (DynamoDB Local, oidc-provider, s3rver): give them room and
+          // keep at most two running at once on a 2-core machine.
           testTimeout: 60_000,
           hookTimeout: 120_000,
           maxWorkers: 2,
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
+          name: 'e2e',
+          // The whole local stack (serverless-offline running every function in worker threads, DynamoDB
+          // Local, s3rver, oidc-provider) per file: one file at a time, after everything else, so that no
+          // other suite competes with the Lambdas for the two cores.
+          include: ['test/integration/stack/**/*.test.ts'],
+          setupFiles,
+          environment: 'node',
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+          maxWorkers: 1,
+          sequence: { groupOrder: 2 },
         },
       },
     ],
