@@ -8,6 +8,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from
 import { createRequire } from 'node:module';
 import { connect } from 'node:net';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { freePort } from './ports.js';
 
 const root = new URL('../../', import.meta.url).pathname;
@@ -136,7 +137,10 @@ export async function startOffline(options: OfflineOptions): Promise<Offline> {
       ? readFileSync(logFile, 'utf8').split('\n').slice(-lines).join('\n').trim()
       : '';
   // `--localEnvironment` hands this environment to the functions: offline, the webhook secret comes from it.
-  const child = spawn(process.execPath, [cli, 'offline', 'start', '--stage', stage, '--localEnvironment'], {
+  // `loopback-only.cjs` makes every server of the child that names no host bind 127.0.0.1.
+  const loopbackOnly = fileURLToPath(new URL('./loopback-only.cjs', import.meta.url));
+  const offlineArgs = [cli, 'offline', 'start', '--stage', stage, '--localEnvironment'];
+  const child = spawn(process.execPath, ['--require', loopbackOnly, ...offlineArgs], {
     cwd: root,
     env,
     detached: true,
