@@ -27,14 +27,21 @@ import { numberEnv, optionalEnv, requireEnv } from '../shared/env.js';
 const logger = new Logger({ serviceName: 'forgebridge-ingest' });
 
 // Socket timeouts: a stalled call fails (and is retried) within the forge's ~10 s, instead of hanging until
-// the Lambda timeout with the dedupe lock held.
+// the Lambda timeout with the dedupe lock held. A call that timed out may still have been carried out, so a
+// retried PutEvents can publish twice (subscribers dedupe on `detail.delivery`): the local stack, whose bus
+// shares two busy cores with every function, raises the timeout with FORGEBRIDGE_AWS_REQUEST_TIMEOUT_MS.
+const requestTimeout = numberEnv('FORGEBRIDGE_AWS_REQUEST_TIMEOUT_MS') ?? 2_000;
 const quick = {
-  requestHandler: { connectionTimeout: 1_000, requestTimeout: 2_000, throwOnRequestTimeout: true },
+  requestHandler: { connectionTimeout: 1_000, requestTimeout, throwOnRequestTimeout: true },
 };
 const documentClient = DynamoDBDocumentClient.from(new DynamoDBClient(quick));
 const eventBridge = new EventBridgeClient(quick);
 const s3 = new S3Client({
-  requestHandler: { connectionTimeout: 1_000, requestTimeout: 5_000, throwOnRequestTimeout: true },
+  requestHandler: {
+    connectionTimeout: 1_000,
+    requestTimeout: Math.max(requestTimeout, 5_000),
+    throwOnRequestTimeout: true,
+  },
 });
 const ssm = new SSMClient(quick);
 

@@ -165,6 +165,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       // Every function runs in a worker thread of one process here: give them room on a busy machine.
       FORGEBRIDGE_INGEST_TIMEOUT: '30',
       FORGEBRIDGE_SUBSCRIBER_TIMEOUT: '30',
+      // A local bus that answers late is not a failed one: a PutEvents timed out and retried may publish twice.
+      FORGEBRIDGE_AWS_REQUEST_TIMEOUT_MS: '10000',
+      FORGEBRIDGE_PUBLISH_BUDGET_MS: '12000',
     };
     if (options.receiptsDir !== undefined) env.FORGEBRIDGE_RECEIPTS_DIR = options.receiptsDir;
     if (options.maxEntryBytes !== undefined) env.FORGEBRIDGE_MAX_ENTRY_BYTES = String(options.maxEntryBytes);
