@@ -1,7 +1,16 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AccessToken, Client, configure, resetConfig } from '../../../lib/oauth2/index.js';
 import { parseQuery } from '../../../lib/oauth2/url.js';
-import { type Captured, JSON_HEADERS, mockAgent, mockClient, normalizeHeaders, SITE } from './helpers.js';
+import {
+  type Captured,
+  capture,
+  JSON_HEADERS,
+  mockAgent,
+  mockClient,
+  normalizeHeaders,
+  SITE,
+  tokenEndpoint,
+} from './helpers.js';
 
 const NOW = 1_800_000_000;
 const client = new Client('id', 'secret', { site: SITE });
@@ -216,12 +225,7 @@ describe('AccessToken modes', () => {
 
   function api(seen: Captured[], path: string, method: string): void {
     pool.intercept({ path, method }).reply((o) => {
-      seen.push({
-        body: o.body === undefined || o.body === null ? '' : String(o.body),
-        headers: normalizeHeaders(o.headers),
-        path: o.path,
-        method: o.method,
-      });
+      seen.push(capture(o));
       return { statusCode: 200, data: 'ok' };
     });
   }
@@ -334,25 +338,9 @@ describe('AccessToken#refresh()', () => {
   const pool = agent.get(SITE);
   afterEach(() => agent.assertNoPendingInterceptors());
 
-  function refreshEndpoint(seen: Captured[], reply: Record<string, unknown>): void {
-    pool.intercept({ path: '/oauth/token', method: 'POST' }).reply(
-      200,
-      (o) => {
-        seen.push({
-          body: String(o.body),
-          headers: normalizeHeaders(o.headers),
-          path: o.path,
-          method: o.method,
-        });
-        return reply;
-      },
-      JSON_HEADERS,
-    );
-  }
-
   it('sends grant_type=refresh_token and keeps the old refresh token when the response omits it', async () => {
     const seen: Captured[] = [];
-    refreshEndpoint(seen, { access_token: 'new', expires_in: 60 });
+    tokenEndpoint(pool, seen, { access_token: 'new', expires_in: 60 });
     const old = new AccessToken(mockClient(agent), 'old', {
       refresh_token: 'rt-1',
       mode: 'query',
@@ -372,13 +360,13 @@ describe('AccessToken#refresh()', () => {
   });
 
   it('keeps the old refresh token when the response sends null', async () => {
-    refreshEndpoint([], { access_token: 'new', refresh_token: null });
+    tokenEndpoint(pool, [], { access_token: 'new', refresh_token: null });
     const fresh = await new AccessToken(mockClient(agent), 'old', { refresh_token: 'rt-1' }).refresh();
     expect(fresh.refreshToken).toBe('rt-1');
   });
 
   it('takes a rotated refresh token, also in camelCase with snaky: false', async () => {
-    refreshEndpoint([], { access_token: 'new', refreshToken: 'rt-2' });
+    tokenEndpoint(pool, [], { access_token: 'new', refreshToken: 'rt-2' });
     const old = new AccessToken(mockClient(agent), 'old', { refresh_token: 'rt-1' });
     const fresh = await old.refresh({ snaky: false });
     expect(fresh.refreshToken).toBe('rt-2');
@@ -398,12 +386,7 @@ describe('AccessToken revocation (RFC 7009)', () => {
 
   function revokeEndpoint(seen: Captured[]): void {
     pool.intercept({ path: '/oauth/revoke', method: 'POST' }).reply((o) => {
-      seen.push({
-        body: String(o.body),
-        headers: normalizeHeaders(o.headers),
-        path: o.path,
-        method: o.method,
-      });
+      seen.push(capture(o));
       return { statusCode: 200, data: '' };
     });
   }

@@ -2,32 +2,16 @@ import { exportJWK, exportPKCS8, generateKeyPair, jwtVerify } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import { basicAuthHeader, CLIENT_ASSERTION_TYPE, Client } from '../../../lib/oauth2/index.js';
 import { parseQuery } from '../../../lib/oauth2/url.js';
-import { type Captured, JSON_HEADERS, mockAgent, mockClient, normalizeHeaders, SITE } from './helpers.js';
+import { type Captured, mockAgent, mockClient, SITE, tokenEndpoint } from './helpers.js';
 
 const agent = mockAgent();
 const pool = agent.get(SITE);
 afterEach(() => agent.assertNoPendingInterceptors());
 
-function tokenEndpoint(seen: Captured[]): void {
-  pool.intercept({ path: '/oauth/token', method: 'POST' }).reply(
-    200,
-    (o) => {
-      seen.push({
-        body: String(o.body),
-        headers: normalizeHeaders(o.headers),
-        path: o.path,
-        method: o.method,
-      });
-      return { access_token: 'at' };
-    },
-    JSON_HEADERS,
-  );
-}
-
 describe('basic_auth', () => {
   it('form-encodes id and secret before base64 (RFC 6749 §2.3.1), with no client_id in the body', async () => {
     const seen: Captured[] = [];
-    tokenEndpoint(seen);
+    tokenEndpoint(pool, seen);
     await mockClient(agent, {}, 'my client', 'a+b %:&c').clientCredentials.getToken();
     const header = seen[0]?.headers.authorization ?? '';
     expect(header.startsWith('Basic ')).toBe(true);
@@ -37,14 +21,14 @@ describe('basic_auth', () => {
 
   it("sends the gem's unencoded form with basicAuthEncoding: 'none'", async () => {
     const seen: Captured[] = [];
-    tokenEndpoint(seen);
+    tokenEndpoint(pool, seen);
     await mockClient(agent, { basicAuthEncoding: 'none' }, 'id', 'a+b %:&c').clientCredentials.getToken();
     expect(seen[0]?.headers.authorization).toBe(`Basic ${Buffer.from('id:a+b %:&c').toString('base64')}`);
   });
 
   it('sends client_id in the body for a public client without a secret', async () => {
     const seen: Captured[] = [];
-    tokenEndpoint(seen);
+    tokenEndpoint(pool, seen);
     await new Client('public', undefined, {
       site: SITE,
       connection: { dispatcher: agent },
@@ -61,7 +45,7 @@ describe('basic_auth', () => {
 describe('request_body', () => {
   it('sends client_id and client_secret as form fields and no Authorization', async () => {
     const seen: Captured[] = [];
-    tokenEndpoint(seen);
+    tokenEndpoint(pool, seen);
     await mockClient(agent, { authScheme: 'request_body' }).clientCredentials.getToken({ scope: 'read' });
     expect(seen[0]?.headers.authorization).toBeUndefined();
     expect(parseQuery(seen[0]?.body ?? '')).toEqual({
@@ -76,7 +60,7 @@ describe('request_body', () => {
 describe('tls_client_auth', () => {
   it('sends client_id in the body, no secret and no Authorization', async () => {
     const seen: Captured[] = [];
-    tokenEndpoint(seen);
+    tokenEndpoint(pool, seen);
     await mockClient(agent, { authScheme: 'tls_client_auth' }).clientCredentials.getToken();
     expect(seen[0]?.headers.authorization).toBeUndefined();
     expect(parseQuery(seen[0]?.body ?? '')).toEqual({
@@ -91,8 +75,8 @@ describe('private_key_jwt', () => {
     const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
     const pem = await exportPKCS8(privateKey);
     const seen: Captured[] = [];
-    tokenEndpoint(seen);
-    tokenEndpoint(seen);
+    tokenEndpoint(pool, seen);
+    tokenEndpoint(pool, seen);
     const client = mockClient(agent, {
       authScheme: 'private_key_jwt',
       privateKey: pem,
@@ -122,7 +106,7 @@ describe('private_key_jwt', () => {
     const { publicKey, privateKey } = await generateKeyPair('RS256', { extractable: true });
     const jwk = { ...(await exportJWK(privateKey)), alg: 'RS256', kid: 'jwk-kid' };
     const seen: Captured[] = [];
-    tokenEndpoint(seen);
+    tokenEndpoint(pool, seen);
     const client = mockClient(agent, {
       authScheme: 'private_key_jwt',
       privateKey: jwk,

@@ -1,4 +1,4 @@
-import { MockAgent } from 'undici';
+import { type Interceptable, MockAgent } from 'undici';
 import type { ClientOptions } from '../../../lib/oauth2/index.js';
 import { Client } from '../../../lib/oauth2/index.js';
 
@@ -50,3 +50,29 @@ export function normalizeHeaders(headers: unknown): Record<string, string> {
 }
 
 export const JSON_HEADERS = { headers: { 'content-type': 'application/json; charset=utf-8' } };
+
+/** What one request intercepted by a MockAgent looked like. */
+export function capture(o: { body?: unknown; headers?: unknown; path: string; method: string }): Captured {
+  return {
+    body: o.body === undefined || o.body === null ? '' : String(o.body),
+    headers: normalizeHeaders(o.headers),
+    path: o.path,
+    method: o.method,
+  };
+}
+
+/** Intercepts one POST to the token endpoint, records it in `seen` and answers `reply` as JSON. */
+export function tokenEndpoint(
+  pool: Interceptable,
+  seen: Captured[],
+  reply: Record<string, unknown> = { access_token: 'at' },
+): void {
+  pool.intercept({ path: '/oauth/token', method: 'POST' }).reply(
+    200,
+    (o) => {
+      seen.push(capture(o));
+      return reply;
+    },
+    JSON_HEADERS,
+  );
+}

@@ -8,27 +8,11 @@ import {
   generateCodeVerifier,
 } from '../../../lib/oauth2/index.js';
 import { parseQuery } from '../../../lib/oauth2/url.js';
-import { type Captured, JSON_HEADERS, mockAgent, mockClient, normalizeHeaders, SITE } from './helpers.js';
+import { type Captured, mockAgent, mockClient, SITE, tokenEndpoint } from './helpers.js';
 
 const agent = mockAgent();
 const pool = agent.get(SITE);
 afterEach(() => agent.assertNoPendingInterceptors());
-
-function tokenEndpoint(seen: Captured[], reply: Record<string, unknown> = { access_token: 'at' }): void {
-  pool.intercept({ path: '/oauth/token', method: 'POST' }).reply(
-    200,
-    (o) => {
-      seen.push({
-        body: String(o.body),
-        headers: normalizeHeaders(o.headers),
-        path: o.path,
-        method: o.method,
-      });
-      return reply;
-    },
-    JSON_HEADERS,
-  );
-}
 
 describe('PKCE helpers', () => {
   it('computes the RFC 7636 S256 vector', () => {
@@ -86,7 +70,7 @@ describe('authCode', () => {
 
   it('exchanges the code with redirect_uri, code_verifier and extra headers', async () => {
     const seen: Captured[] = [];
-    tokenEndpoint(seen);
+    tokenEndpoint(pool, seen);
     const token = await mockClient(agent).authCode.getToken('code-1', {
       redirect_uri: 'https://app.test/cb',
       code_verifier: 'v'.repeat(43),
@@ -124,7 +108,7 @@ describe('implicit', () => {
 describe('password', () => {
   it('posts grant_type=password with username, password and extras', async () => {
     const seen: Captured[] = [];
-    tokenEndpoint(seen);
+    tokenEndpoint(pool, seen);
     await mockClient(agent).password.getToken('alice', 'p@ss word', { scope: 'read' });
     expect(parseQuery(seen[0]?.body ?? '')).toEqual({
       grant_type: 'password',
@@ -138,7 +122,7 @@ describe('password', () => {
 describe('clientCredentials', () => {
   it('posts grant_type=client_credentials with repeated resource params', async () => {
     const seen: Captured[] = [];
-    tokenEndpoint(seen);
+    tokenEndpoint(pool, seen);
     await mockClient(agent).clientCredentials.getToken({ resource: ['https://a.test', 'https://b.test'] });
     expect(seen[0]?.body).toBe(
       'grant_type=client_credentials&resource=https%3A%2F%2Fa.test&resource=https%3A%2F%2Fb.test',
@@ -151,7 +135,7 @@ describe('assertion (RFC 7523)', () => {
     const { publicKey, privateKey } = await generateKeyPair('RS256', { extractable: true });
     const pem = await exportPKCS8(privateKey);
     const seen: Captured[] = [];
-    tokenEndpoint(seen);
+    tokenEndpoint(pool, seen);
     const exp = Math.floor(Date.now() / 1000) + 300;
     const claims = { iss: 'issuer-app', sub: 'user-1', aud: `${SITE}/oauth/token`, exp };
     await mockClient(agent).assertion.getToken(
@@ -169,7 +153,7 @@ describe('assertion (RFC 7523)', () => {
 
   it("accepts the spec's [claimset, algorithm, key] form with an HMAC key", async () => {
     const seen: Captured[] = [];
-    tokenEndpoint(seen);
+    tokenEndpoint(pool, seen);
     const secret = 'a-shared-secret-of-enough-length-32b';
     const claims = { iss: 'i', sub: 's', aud: 'a', exp: Math.floor(Date.now() / 1000) + 60 };
     await mockClient(agent).assertion.getToken([claims, 'HS256', secret]);
