@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
-import { sampleDelivery, signDelivery } from '../infra/local/sample-deliveries.js';
-import { startLocalStack } from '../infra/local/stack.js';
+import { sampleDelivery, signDelivery } from '../local-stack/sample-deliveries.js';
+import { startLocalStack } from '../local-stack/stack.js';
 
 const root = new URL('..', import.meta.url).pathname;
 const run = promisify(execFile);

@@ -6,8 +6,8 @@ import { Agent as HttpAgent } from 'node:http';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import { allowInsecureRequests, ClientSecretBasic, clientCredentialsGrant, discovery } from 'openid-client';
-import { startAuthorizationServer } from '../infra/local/authorization-server.js';
 import { Client } from '../lib/oauth2/index.js';
+import { startAuthorizationServer } from '../local-stack/authorization-server.js';
 
 const CLIENT_ID = 'bench-client';
 const CLIENT_SECRET = 'bench-client-secret';

@@ -6,8 +6,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { sampleDelivery, signDelivery } from '../infra/local/sample-deliveries.js';
-import { DEVELOPMENT_WEBHOOK_SECRET } from '../infra/local/stack.js';
+import { sampleDelivery, signDelivery } from '../local-stack/sample-deliveries.js';
+import { DEVELOPMENT_WEBHOOK_SECRET } from '../local-stack/stack.js';
 
 const root = new URL('..', import.meta.url).pathname;
 const { values, positionals } = parseArgs({

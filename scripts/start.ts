@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { DEVELOPMENT_WEBHOOK_SECRET, startLocalStack } from '../infra/local/stack.js';
+import { DEVELOPMENT_WEBHOOK_SECRET, startLocalStack } from '../local-stack/stack.js';
 
 const root = new URL('..', import.meta.url).pathname;
 const stateFile = join(root, '.tmp/local-stack.json');

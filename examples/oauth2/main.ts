@@ -1,6 +1,6 @@
 // Shared runner of the oauth2 examples: with OAUTH_SITE, OAUTH_CLIENT_ID and OAUTH_CLIENT_SECRET set it runs
 // an example against that provider; without them it starts the local authorization server (a real
-// oidc-provider on 127.0.0.1, see infra/local/authorization-server.ts) and runs against it.
+// oidc-provider on 127.0.0.1, see local-stack/authorization-server.ts) and runs against it.
 import { pathToFileURL } from 'node:url';
 
 /** What every example takes. */
@@ -24,7 +24,7 @@ export async function runExample(example: (target: ExampleTarget) => Promise<unk
     );
     return;
   }
-  const local = await import('../../infra/local/authorization-server.js');
+  const local = await import('../../local-stack/authorization-server.js');
   const server = await local.startAuthorizationServer();
   try {
     const { client_id: clientId, client_secret: clientSecret } = local.DEFAULT_CLIENT;

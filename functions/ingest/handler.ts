@@ -12,6 +12,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import middy from '@middy/core';
+import { numberEnv, optionalEnv, requireEnv } from '../../lib/aws/env.js';
 import {
   type ApiGatewayEvent,
   createSecretsProvider,
@@ -22,7 +23,6 @@ import {
   type IngestConfig,
   type IngestResponse,
 } from '../../lib/aws/index.js';
-import { numberEnv, optionalEnv, requireEnv } from '../shared/env.js';
 
 const logger = new Logger({ serviceName: 'forgebridge-ingest' });
 

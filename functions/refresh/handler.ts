@@ -12,8 +12,8 @@ import { SSMClient } from '@aws-sdk/client-ssm';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import middy from '@middy/core';
 import type { ScheduledEvent } from 'aws-lambda';
+import { numberEnv, requireEnv } from '../../lib/aws/env.js';
 import { type RefreshReport, refreshTokens } from '../../lib/aws/index.js';
-import { numberEnv, requireEnv } from '../shared/env.js';
 import { createTokenSource, readOAuthClients } from '../shared/oauth-clients.js';
 
 const logger = new Logger({ serviceName: 'forgebridge-refresh' });

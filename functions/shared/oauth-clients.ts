@@ -7,9 +7,9 @@
  */
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type Env, optionalEnv } from '../../lib/aws/env.js';
 import { createSecretsProvider, type LoggerLike, type TokenKey, TokenStore } from '../../lib/aws/index.js';
 import { AccessToken, Client } from '../../lib/oauth2/index.js';
-import { type Env, optionalEnv } from './env.js';
 
 /**
  * One configured OAuth client (an element of `FORGEBRIDGE_OAUTH_CLIENTS`).

@@ -8,8 +8,8 @@ import { createHash } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EventBridgeEvent } from 'aws-lambda';
+import { type Env, optionalEnv } from '../../lib/aws/env.js';
 import type { DeliveryDetail } from '../../lib/aws/index.js';
-import { type Env, optionalEnv } from './env.js';
 
 /**
  * What a subscriber reports about one delivery it received.

@@ -13,9 +13,9 @@ import { SSMClient } from '@aws-sdk/client-ssm';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import middy from '@middy/core';
 import type { Context, EventBridgeEvent } from 'aws-lambda';
+import { numberEnv, optionalEnv, requireEnv } from '../../lib/aws/env.js';
 import { type DeliveryDetail, resolveDelivery } from '../../lib/aws/index.js';
 import { createEventHandler } from '../../lib/webhooks/index.js';
-import { numberEnv, optionalEnv, requireEnv } from '../shared/env.js';
 import { createTokenSource, readOAuthClients } from '../shared/oauth-clients.js';
 import { deliveryReceipt, recordReceipt } from '../shared/receipts.js';
 

@@ -114,3 +114,46 @@ export const TokenTable = {
   /** Partition key (S): `provider#clientId#scope`. */
   partitionKey: 'pk',
 } as const;
+
+/**
+ * Stable error codes of lib/aws: carried by its errors (`error.code`) and by the ingest's JSON error bodies.
+ * Compare against these, never against messages.
+ */
+export const AwsErrorCodes = {
+  /** A delivery over the entry limit could not be stored in the claim-check bucket. */
+  claimCheckFailed: 'claim_check_failed',
+  /** The entry is too large even with a claim check. */
+  entryTooLarge: 'entry_too_large',
+  /** EventBridge refused the entry for good (validation, access). */
+  publishRejected: 'publish_rejected',
+  /** EventBridge did not accept the entry within the publish budget. */
+  publishFailed: 'publish_failed',
+  /** An EventBridge event is not one the ingest published. */
+  invalidEvent: 'invalid_event',
+  /** A delivery's payload is not a JSON object. */
+  invalidPayload: 'invalid_payload',
+  /** The claim-checked payload does not match its recorded sha256. */
+  payloadIntegrity: 'payload_integrity',
+  /** The claim-checked payload could not be read. */
+  payloadUnavailable: 'payload_unavailable',
+  /** A stored token item cannot be read back as an `AccessToken`. */
+  invalidItem: 'invalid_item',
+  /** Two writers updated one token item at once. */
+  tokenStoreConflict: 'token_store_conflict',
+  /** The authorization server did not give a new token. */
+  refreshFailed: 'refresh_failed',
+  /** No new token appeared while waiting for another refresher. */
+  refreshTimeout: 'refresh_timeout',
+  /** No secret is configured. */
+  secretsMissing: 'secrets_missing',
+  /** The secret store could not be read. */
+  secretsUnavailable: 'secrets_unavailable',
+  /** The ingest could not take the delivery (secrets, DynamoDB or the bus failed): 503. */
+  serviceUnavailable: 'service_unavailable',
+  /** The delivery id is not 1 to 256 visible ASCII characters: 400. */
+  invalidDeliveryId: 'invalid_delivery_id',
+  /** The same delivery is being processed by another invocation: 409. */
+  inProgress: 'in_progress',
+} as const;
+/** A lib/aws error code. */
+export type AwsErrorCode = (typeof AwsErrorCodes)[keyof typeof AwsErrorCodes];

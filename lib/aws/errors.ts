@@ -1,3 +1,5 @@
+import { AwsErrorCodes } from './constants.js';
+
 /**
  * Errors of the AWS-facing pieces: one base class, a few subclasses, each with a stable `code`.
  * Messages are lowercase, quote the field, and never contain a secret or a token.
@@ -59,7 +61,7 @@ export class PublishError extends AwsBridgeError {
 export class TokenStoreConflictError extends AwsBridgeError {
   override name = 'TokenStoreConflictError';
   constructor(message: string, options?: { cause?: unknown }) {
-    super('token_store_conflict', message, options);
+    super(AwsErrorCodes.tokenStoreConflict, message, options);
   }
 }
 

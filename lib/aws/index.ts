@@ -3,17 +3,17 @@
  * subscriber-side resolution, webhook secrets from SSM, and the DynamoDB token store with its scheduled
  * refresh. Deeper paths are private.
  */
-export { type ApiGatewayEvent, fromApiGatewayEvent, isPayloadV2 } from './api-gateway.js';
-export { ClaimCheck, type ClaimCheckOptions, claimCheckKey } from './claim-check.js';
+
 export {
   AwsDefaults,
+  type AwsErrorCode,
+  AwsErrorCodes,
   BeginResult,
   DedupeStatus,
   DedupeTable,
   ENTRY_TIME_BYTES,
   TokenTable,
 } from './constants.js';
-export { DedupeStore, type DedupeStoreOptions } from './dedupe-store.js';
 export {
   AwsBridgeError,
   PublishError,
@@ -22,6 +22,9 @@ export {
   TokenStoreConflictError,
   TokenStoreError,
 } from './errors.js';
+export { type ApiGatewayEvent, fromApiGatewayEvent, isPayloadV2 } from './ingest/api-gateway.js';
+export { ClaimCheck, type ClaimCheckOptions, claimCheckKey } from './ingest/claim-check.js';
+export { DedupeStore, type DedupeStoreOptions } from './ingest/dedupe.js';
 export {
   actionOf,
   buildEventEntry,
@@ -29,26 +32,20 @@ export {
   type EventEntryOptions,
   eventEntrySize,
   routingFieldsOf,
-} from './event-entry.js';
+} from './ingest/event-entry.js';
 export {
   type DedupeLike,
   handleDelivery,
   type IngestConfig,
   type IngestDependencies,
   type PublisherLike,
-} from './ingest.js';
-export { EventPublisher, type EventPublisherOptions, type PublishResult } from './publisher.js';
-export {
-  type RefreshDependencies,
-  type RefreshReport,
-  type RefreshTarget,
-  refreshTokens,
-} from './refresh.js';
+} from './ingest/ingest.js';
+export { EventPublisher, type EventPublisherOptions, type PublishResult } from './ingest/publisher.js';
 export {
   type ResolveDeliveryDependencies,
   type ResolvedDelivery,
   resolveDelivery,
-} from './resolve-delivery.js';
+} from './ingest/resolve-delivery.js';
 export {
   createSecretsProvider,
   parseSecretList,
@@ -56,13 +53,19 @@ export {
   type SecretsProviderOptions,
 } from './secrets.js';
 export {
+  type RefreshDependencies,
+  type RefreshReport,
+  type RefreshTarget,
+  refreshTokens,
+} from './tokens/refresh.js';
+export {
   type RefreshOutcome,
   type RefreshResult,
   type StoredToken,
   TokenStore,
   type TokenStoreOptions,
   tokenPartitionKey,
-} from './token-store.js';
+} from './tokens/token-store.js';
 export type {
   Delivery,
   DeliveryDetail,

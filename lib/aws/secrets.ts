@@ -1,6 +1,6 @@
 import { SSMProvider } from '@aws-lambda-powertools/parameters/ssm';
 import type { SSMClient } from '@aws-sdk/client-ssm';
-import { AwsDefaults } from './constants.js';
+import { AwsDefaults, AwsErrorCodes } from './constants.js';
 import { SecretsError } from './errors.js';
 
 /**
@@ -86,7 +86,10 @@ export function createSecretsProvider(options: SecretsProviderOptions = {}): Sec
       async getSecrets() {
         const secrets = parseSecretList(env[envVar] ?? '');
         if (secrets.length === 0) {
-          throw new SecretsError('secrets_missing', `no webhook secret in environment variable "${envVar}"`);
+          throw new SecretsError(
+            AwsErrorCodes.secretsMissing,
+            `no webhook secret in environment variable "${envVar}"`,
+          );
         }
         return secrets;
       },
@@ -102,13 +105,20 @@ export function createSecretsProvider(options: SecretsProviderOptions = {}): Sec
       try {
         value = await provider.get(parameterName, { decrypt: true, maxAge });
       } catch (error) {
-        throw new SecretsError('secrets_unavailable', `parameter "${parameterName}" could not be read`, {
-          cause: error,
-        });
+        throw new SecretsError(
+          AwsErrorCodes.secretsUnavailable,
+          `parameter "${parameterName}" could not be read`,
+          {
+            cause: error,
+          },
+        );
       }
       const secrets = parseSecretList(value ?? '');
       if (secrets.length === 0) {
-        throw new SecretsError('secrets_missing', `parameter "${parameterName}" holds no webhook secret`);
+        throw new SecretsError(
+          AwsErrorCodes.secretsMissing,
+          `parameter "${parameterName}" holds no webhook secret`,
+        );
       }
       return secrets;
     },

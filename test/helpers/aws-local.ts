@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll } from 'vitest';
-import { createTables, type DynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb.js';
+import { createTables, type DynamoDbLocal, startDynamoDbLocal } from '../../local-stack/dynamodb.js';
 
 /**
  * Starts DynamoDB Local for the current test file. `documentClient()` gives a NEW client each call (its own

@@ -10,9 +10,9 @@
 import { createInterface } from 'node:readline';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { localClientConfig } from '../../infra/local/dynamodb.js';
 import { TokenStore } from '../../lib/aws/index.js';
 import { AccessToken, Client } from '../../lib/oauth2/index.js';
+import { localClientConfig } from '../../local-stack/dynamodb.js';
 
 function env(name: string): string {
   const value = process.env[name];

@@ -1,12 +1,12 @@
-// Shared setup of the end-to-end tests: the real local stack (infra/local/stack.ts) on free ports, a receipts
+// Shared setup of the end-to-end tests: the real local stack (local-stack/stack.ts) on free ports, a receipts
 // directory the subscriber functions append to, and helpers to post signed deliveries and read the receipts.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Receipt } from '../../functions/shared/receipts.js';
-import { type SignedDelivery, signDelivery } from '../../infra/local/sample-deliveries.js';
-import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../infra/local/stack.js';
+import { type SignedDelivery, signDelivery } from '../../local-stack/sample-deliveries.js';
+import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../local-stack/stack.js';
 
 /** The subscriber functions of serverless.yml, by rule form. */
 export const Subscribers = {

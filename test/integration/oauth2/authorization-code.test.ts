@@ -3,16 +3,16 @@
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  type AuthorizationServer,
-  startAuthorizationServer,
-} from '../../../infra/local/authorization-server.js';
-import {
   AccessToken,
   Client,
   codeChallenge,
   generateCodeVerifier,
   OAuth2Error,
 } from '../../../lib/oauth2/index.js';
+import {
+  type AuthorizationServer,
+  startAuthorizationServer,
+} from '../../../local-stack/authorization-server.js';
 import { authorizeWithDevInteractions } from '../../helpers/oauth2-flows.js';
 
 const CLIENT_ID = 'web-app';

@@ -2,12 +2,12 @@
 // keys, option checks, clean stop).
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { Client, ConnectionError, TimeoutError } from '../../../lib/oauth2/index.js';
 import {
   DEFAULT_CLIENT,
   FORGE_API_RESOURCE,
   startAuthorizationServer,
-} from '../../../infra/local/authorization-server.js';
-import { Client, ConnectionError, TimeoutError } from '../../../lib/oauth2/index.js';
+} from '../../../local-stack/authorization-server.js';
 
 describe('startAuthorizationServer()', () => {
   it('serves the default client on an ephemeral loopback port and counts token requests by grant type', async () => {

@@ -3,11 +3,11 @@
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, type HttpRequest, OAuth2Error } from '../../../lib/oauth2/index.js';
 import {
   type AuthorizationServer,
   startAuthorizationServer,
-} from '../../../infra/local/authorization-server.js';
-import { Client, type HttpRequest, OAuth2Error } from '../../../lib/oauth2/index.js';
+} from '../../../local-stack/authorization-server.js';
 
 // RFC 6749 §2.3.1: id and secret are form-encoded before base64; these characters prove it.
 const SPECIAL_SECRET = 'se+cr et%:&=/?#~';

@@ -7,11 +7,6 @@ import { inspect, promisify } from 'node:util';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  type AuthorizationServer,
-  JWT_BEARER_GRANT,
-  startAuthorizationServer,
-} from '../../../infra/local/authorization-server.js';
-import {
   Client,
   type ClientOptions,
   config,
@@ -19,6 +14,11 @@ import {
   type HttpRequest,
   type Response,
 } from '../../../lib/oauth2/index.js';
+import {
+  type AuthorizationServer,
+  JWT_BEARER_GRANT,
+  startAuthorizationServer,
+} from '../../../local-stack/authorization-server.js';
 import { authorizeWithDevInteractions } from '../../helpers/oauth2-flows.js';
 
 const SECRET = 'dbg+se cret%:&-value';

@@ -4,13 +4,13 @@
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { type CryptoKey, createRemoteJWKSet, generateKeyPair, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AccessToken, Client, OAuth2Error, TokenError } from '../../../lib/oauth2/index.js';
 import {
   type AuthorizationServer,
   FORGE_API_RESOURCE,
   JWT_BEARER_GRANT,
   startAuthorizationServer,
-} from '../../../infra/local/authorization-server.js';
-import { AccessToken, Client, OAuth2Error, TokenError } from '../../../lib/oauth2/index.js';
+} from '../../../local-stack/authorization-server.js';
 
 const CLIENT_ID = 'grants-client';
 const CLIENT_SECRET = 'grants-client-secret';

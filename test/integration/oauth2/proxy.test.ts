@@ -4,13 +4,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createProxy } from 'proxy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, ConnectionError } from '../../../lib/oauth2/index.js';
 import {
   type AuthorizationServer,
   DEFAULT_CLIENT,
   FORGE_API_RESOURCE,
   startAuthorizationServer,
-} from '../../../infra/local/authorization-server.js';
-import { Client, ConnectionError } from '../../../lib/oauth2/index.js';
+} from '../../../local-stack/authorization-server.js';
 
 let server: AuthorizationServer;
 let proxy: Server;

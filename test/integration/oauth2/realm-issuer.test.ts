@@ -2,11 +2,11 @@
 // server whose every endpoint lives under that path, OpenID Connect discovery (appends to the path) and the
 // RFC 8414 fallback (inserts before it), and a full authorization code flow under the realm.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, generateCodeVerifier, OAuth2Error } from '../../../lib/oauth2/index.js';
 import {
   type AuthorizationServer,
   startAuthorizationServer,
-} from '../../../infra/local/authorization-server.js';
-import { Client, generateCodeVerifier, OAuth2Error } from '../../../lib/oauth2/index.js';
+} from '../../../local-stack/authorization-server.js';
 import { authorizeWithDevInteractions } from '../../helpers/oauth2-flows.js';
 
 const CLIENT_ID = 'realm-app';

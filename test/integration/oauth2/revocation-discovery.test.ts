@@ -1,11 +1,11 @@
 // RFC 7009 revocation and OpenID Connect discovery against oidc-provider. Introspection (RFC 7662) is the
 // server-side witness that a revoked token is dead.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AccessToken, Client, DiscoveryError, OAuth2Error } from '../../../lib/oauth2/index.js';
 import {
   type AuthorizationServer,
   startAuthorizationServer,
-} from '../../../infra/local/authorization-server.js';
-import { type AccessToken, Client, DiscoveryError, OAuth2Error } from '../../../lib/oauth2/index.js';
+} from '../../../local-stack/authorization-server.js';
 
 const CLIENT_ID = 'revoker';
 const CLIENT_SECRET = 'revoker-secret';

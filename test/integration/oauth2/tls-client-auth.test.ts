@@ -2,11 +2,11 @@
 // certificate; the library presents a real one, generated for this run and signed by a test CA.
 import { generate } from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, ConnectionError, OAuth2Error } from '../../../lib/oauth2/index.js';
 import {
   type AuthorizationServer,
   startAuthorizationServer,
-} from '../../../infra/local/authorization-server.js';
-import { Client, ConnectionError, OAuth2Error } from '../../../lib/oauth2/index.js';
+} from '../../../local-stack/authorization-server.js';
 import { createTestCertificates, type TestCertificates } from '../../helpers/oauth2-certs.js';
 
 const cc = { grant_types: ['client_credentials'], response_types: [], redirect_uris: [] };

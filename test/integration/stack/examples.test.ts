@@ -2,7 +2,7 @@
 // posted to the HTTP endpoint, reaches the catch-all subscriber exactly once with its payload intact, and the
 // rule-form subscribers get exactly the deliveries their patterns select.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ExampleDelivery, exampleDeliveries } from '../../../infra/local/sample-deliveries.js';
+import { type ExampleDelivery, exampleDeliveries } from '../../../local-stack/sample-deliveries.js';
 import { digest, type Posted, startTestStack, type TestStack } from '../../helpers/stack.js';
 
 let t: TestStack;

@@ -8,11 +8,11 @@ import {
   DEFAULT_CLIENT,
   FORGE_API_RESOURCE,
   startAuthorizationServer,
-} from '../../../infra/local/authorization-server.js';
-import { type ForgeApi, startForgeApi } from '../../../infra/local/forge-api.js';
-import { startTcpProxy } from '../../../infra/local/tcp-proxy.js';
+} from '../../../local-stack/authorization-server.js';
+import { type ForgeApi, startForgeApi } from '../../../local-stack/forge-api.js';
+import { startTcpProxy } from '../../../local-stack/tcp-proxy.js';
 
-describe('infra/local/tcp-proxy', () => {
+describe('local-stack/tcp-proxy', () => {
   let upstream: Server;
   let upstreamPort: number;
 
@@ -42,7 +42,7 @@ describe('infra/local/tcp-proxy', () => {
   });
 });
 
-describe('infra/local/forge-api', () => {
+describe('local-stack/forge-api', () => {
   let authorizationServer: AuthorizationServer;
   let api: ForgeApi;
 

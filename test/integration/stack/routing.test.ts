@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sampleDelivery } from '../../../infra/local/sample-deliveries.js';
+import { sampleDelivery } from '../../../local-stack/sample-deliveries.js';
 import { digest, startTestStack, type TestStack } from '../../helpers/stack.js';
 
 let t: TestStack;
@@ -114,7 +114,7 @@ describe('local stack: dedupe and verification', () => {
   it('answers a delivery without a delivery id 400 and publishes nothing', async () => {
     const { name, payload } = sampleDelivery('push');
     const before = t.receipts().length;
-    const delivery = (await import('../../../infra/local/sample-deliveries.js')).signDelivery(
+    const delivery = (await import('../../../local-stack/sample-deliveries.js')).signDelivery(
       t.stack.secret,
       name,
       payload,

@@ -1,0 +1,85 @@
+import { createHash } from 'node:crypto';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { AwsDefaults } from '../constants.js';
+import type { Delivery, PayloadRef } from '../types.js';
+
+/**
+ * Options of {@link ClaimCheck}. Defaults live in {@link AwsDefaults}.
+ *
+ * @example
+ * ```ts
+ * new ClaimCheck({ s3: new S3Client({}), bucket: 'forge-claims', prefix: 'deliveries/' });
+ * ```
+ * @see https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutObject.html
+ */
+export interface ClaimCheckOptions {
+  s3: S3Client;
+  bucket: string;
+  /** Key prefix. Default `'deliveries/'`. */
+  prefix?: string | undefined;
+  /** Clock in ms (the key's date). Default `Date.now`. */
+  now?: (() => number) | undefined;
+}
+
+/**
+ * The S3 key of a claim-checked delivery: `<prefix>YYYY/MM/DD/<url-encoded id>.json` (UTC date), so a
+ * lifecycle rule can expire it and a redelivery overwrites the same object.
+ *
+ * @example
+ * ```ts
+ * claimCheckKey('deliveries/', 'f1e2', new Date('2026-11-21T12:00:00Z')); // 'deliveries/2026/11/21/f1e2.json'
+ * ```
+ * @see https://docs.aws.amazon.com/AmazonS3/latest/userguide/object-keys.html
+ */
+export function claimCheckKey(prefix: string, id: string, at: Date): string {
+  const yyyy = at.getUTCFullYear();
+  const mm = String(at.getUTCMonth() + 1).padStart(2, '0');
+  const dd = String(at.getUTCDate()).padStart(2, '0');
+  return `${prefix}${yyyy}/${mm}/${dd}/${encodeURIComponent(id)}.json`;
+}
+
+/**
+ * Stores a delivery's raw body in S3 for an event too large for one PutEvents entry, and returns the
+ * reference the event carries instead (`{ bucket, key, bytes, sha256 }`, the SHA-256 also in the object's
+ * metadata).
+ *
+ * @example
+ * ```ts
+ * const claims = new ClaimCheck({ s3, bucket: 'forge-claims' });
+ * const payloadRef = await claims.store(delivery);
+ * ```
+ * @see https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutObject.html
+ */
+export class ClaimCheck {
+  readonly bucket: string;
+  readonly #s3: S3Client;
+  readonly #prefix: string;
+  readonly #now: () => number;
+
+  constructor(options: ClaimCheckOptions) {
+    if (options?.s3 === undefined) throw new TypeError('"s3" is required');
+    if (!options.bucket) throw new TypeError('"bucket" is required');
+    this.#s3 = options.s3;
+    this.bucket = options.bucket;
+    this.#prefix = options.prefix ?? AwsDefaults.claimCheckPrefix;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** Puts the raw body; resolves the reference once S3 has it. */
+  async store(delivery: Delivery, options: { abortSignal?: AbortSignal } = {}): Promise<PayloadRef> {
+    const sha256 = createHash('sha256').update(delivery.rawBody).digest('hex');
+    const key = claimCheckKey(this.#prefix, delivery.id, new Date(this.#now()));
+    await this.#s3.send(
+      new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        Body: delivery.rawBody,
+        ContentType: 'application/json',
+        ContentLength: delivery.rawBody.byteLength,
+        Metadata: { sha256, delivery: delivery.id, event: delivery.name },
+      }),
+      options.abortSignal === undefined ? {} : { abortSignal: options.abortSignal },
+    );
+    return { bucket: this.bucket, key, bytes: delivery.rawBody.byteLength, sha256 };
+  }
+}

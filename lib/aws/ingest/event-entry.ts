@@ -1,0 +1,168 @@
+import { ENTRY_TIME_BYTES } from '../constants.js';
+import type { Delivery, DeliveryDetail, DeliveryEntry, PayloadRef } from '../types.js';
+
+/**
+ * Options of {@link buildEventEntry}.
+ *
+ * @example
+ * ```ts
+ * buildEventEntry(delivery, { source: 'forge.webhooks', eventBusName: 'forge', payloadRef });
+ * ```
+ * @see https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEventsRequestEntry.html
+ */
+export interface EventEntryOptions {
+  /** EventBridge `Source`. */
+  source: string;
+  /** Target bus name or ARN; omitted means the account's default bus. */
+  eventBusName?: string | undefined;
+  /** When set, the entry carries this reference and only the routing fields of the payload (claim check). */
+  payloadRef?: PayloadRef | undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The payload's `action` when it is a non-empty string, else `undefined`.
+ *
+ * @example
+ * ```ts
+ * actionOf({ action: 'opened' }); // 'opened'
+ * actionOf({ ref: 'refs/heads/main' }); // undefined
+ * ```
+ * @see https://docs.github.com/en/webhooks/webhook-events-and-payloads
+ */
+export function actionOf(payload: unknown): string | undefined {
+  if (!isRecord(payload)) return undefined;
+  const action = payload.action;
+  return typeof action === 'string' && action !== '' ? action : undefined;
+}
+
+/**
+ * The EventBridge `DetailType` of a delivery: `event.action` when the payload has a string action, else `event`.
+ *
+ * @example
+ * ```ts
+ * detailTypeOf('issues', { action: 'opened' }); // 'issues.opened'
+ * detailTypeOf('push', { ref: 'refs/heads/main' }); // 'push'
+ * ```
+ * @see https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-event-patterns.html
+ */
+export function detailTypeOf(name: string, payload: unknown): string {
+  const action = actionOf(payload);
+  return action === undefined ? name : `${name}.${action}`;
+}
+
+function pick(source: unknown, path: readonly string[]): unknown {
+  let value: unknown = source;
+  for (const segment of path) {
+    if (!isRecord(value)) return undefined;
+    value = value[segment];
+  }
+  return value;
+}
+
+function put(target: Record<string, unknown>, path: readonly string[], value: unknown): void {
+  let node = target;
+  for (const segment of path.slice(0, -1)) {
+    const next = node[segment];
+    if (isRecord(next)) {
+      node = next;
+    } else {
+      const created: Record<string, unknown> = {};
+      node[segment] = created;
+      node = created;
+    }
+  }
+  node[path[path.length - 1]!] = value;
+}
+
+const ROUTING_PATHS: readonly (readonly string[])[] = [
+  ['action'],
+  ['repository', 'id'],
+  ['repository', 'name'],
+  ['repository', 'full_name'],
+  ['repository', 'owner', 'login'],
+  ['organization', 'login'],
+  ['sender', 'login'],
+  ['installation', 'id'],
+];
+
+/**
+ * The small routing fields of a payload, at their usual paths, so rules keep matching a claim-checked event:
+ * `action`, `repository.{id,name,full_name,owner.login}`, `organization.login`, `sender.login`,
+ * `installation.id`. Only scalar values are copied.
+ *
+ * @example
+ * ```ts
+ * routingFieldsOf({ action: 'opened', issue: {}, repository: { full_name: 'o/r', private: true } });
+ * // { action: 'opened', repository: { full_name: 'o/r' } }
+ * ```
+ * @see https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-event-patterns-content-based-filtering.html
+ */
+export function routingFieldsOf(payload: unknown): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  for (const path of ROUTING_PATHS) {
+    const value = pick(payload, path);
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+      put(fields, path, value);
+    }
+  }
+  return fields;
+}
+
+/**
+ * Builds the one PutEvents entry of a delivery: `detail = { delivery, event, action?, payload }`, or with a
+ * `payloadRef` the routing fields only plus the reference.
+ *
+ * @example
+ * ```ts
+ * const entry = buildEventEntry(delivery, { source: 'forge.webhooks', eventBusName: 'forge' });
+ * entry.DetailType; // 'issues.opened'
+ * ```
+ * @see https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEventsRequestEntry.html
+ */
+export function buildEventEntry(
+  delivery: Pick<Delivery, 'id' | 'name' | 'payload'>,
+  options: EventEntryOptions,
+): DeliveryEntry {
+  const action = actionOf(delivery.payload);
+  // Key order: delivery, event, action?, payload, payloadRef? (readable in the console, stable in tests).
+  const detail: DeliveryDetail =
+    action === undefined
+      ? { delivery: delivery.id, event: delivery.name, payload: undefined }
+      : { delivery: delivery.id, event: delivery.name, action, payload: undefined };
+  if (options.payloadRef === undefined) {
+    detail.payload = delivery.payload;
+  } else {
+    detail.payload = routingFieldsOf(delivery.payload);
+    detail.payloadRef = options.payloadRef;
+  }
+  const entry: DeliveryEntry = {
+    Source: options.source,
+    DetailType: detailTypeOf(delivery.name, delivery.payload),
+    Detail: JSON.stringify(detail),
+  };
+  if (options.eventBusName !== undefined) entry.EventBusName = options.eventBusName;
+  return entry;
+}
+
+/**
+ * The size EventBridge counts for an entry: UTF-8 bytes of `Source`, `DetailType`, `Detail` and each of
+ * `Resources`, plus 14 bytes for `Time`. `EventBusName` does not count.
+ *
+ * @example
+ * ```ts
+ * eventEntrySize({ Source: 'a', DetailType: 'b', Detail: '{}' }); // 18
+ * ```
+ * @see https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-putevent-size.html
+ */
+export function eventEntrySize(entry: DeliveryEntry): number {
+  let size = ENTRY_TIME_BYTES;
+  size += Buffer.byteLength(entry.Source, 'utf8');
+  size += Buffer.byteLength(entry.DetailType, 'utf8');
+  size += Buffer.byteLength(entry.Detail, 'utf8');
+  for (const resource of entry.Resources ?? []) size += Buffer.byteLength(resource, 'utf8');
+  return size;
+}

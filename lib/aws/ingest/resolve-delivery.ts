@@ -1,0 +1,128 @@
+import { createHash } from 'node:crypto';
+import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { EventBridgeEvent } from 'aws-lambda';
+import { AwsErrorCodes } from '../constants.js';
+import { ResolveDeliveryError } from '../errors.js';
+import type { DeliveryDetail, PayloadRef } from '../types.js';
+
+/**
+ * A delivery rebuilt from an EventBridge event, in the shape `receive()` of `lib/webhooks` takes.
+ *
+ * @example
+ * ```ts
+ * const { id, name, payload } = await resolveDelivery(event, { s3 });
+ * ```
+ * @see https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-events-structure.html
+ */
+export interface ResolvedDelivery {
+  id: string;
+  name: string;
+  payload: unknown;
+}
+
+/**
+ * Collaborators of {@link resolveDelivery}.
+ *
+ * @example
+ * ```ts
+ * await resolveDelivery(event, { s3: new S3Client({}) });
+ * ```
+ * @see https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObject.html
+ */
+export interface ResolveDeliveryDependencies {
+  /** S3 client, needed only for claim-checked events (those with `detail.payloadRef`). */
+  s3?: S3Client | undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isPayloadRef(value: unknown): value is PayloadRef {
+  return (
+    isRecord(value) &&
+    typeof value.bucket === 'string' &&
+    typeof value.key === 'string' &&
+    typeof value.bytes === 'number' &&
+    typeof value.sha256 === 'string'
+  );
+}
+
+/**
+ * Rebuilds `{ id, name, payload }` from an event the ingest published. A claim-checked event's payload is
+ * fetched from S3 and checked against the reference's size and SHA-256 before it is parsed.
+ *
+ * @example
+ * ```ts
+ * export const handler = async (event) => webhooks.receive(await resolveDelivery(event, { s3 }));
+ * ```
+ * @see https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-events-structure.html
+ */
+export async function resolveDelivery(
+  event: Pick<EventBridgeEvent<string, unknown>, 'detail'>,
+  deps: ResolveDeliveryDependencies = {},
+): Promise<ResolvedDelivery> {
+  let detail = (event as { detail?: unknown } | undefined)?.detail;
+  if (typeof detail === 'string') {
+    // Some relays (an SQS target with an input transformer, a replayed archive dump) hand over the JSON text.
+    try {
+      detail = JSON.parse(detail);
+    } catch {
+      detail = undefined;
+    }
+  }
+  if (!isRecord(detail) || typeof detail.delivery !== 'string' || typeof detail.event !== 'string') {
+    throw new ResolveDeliveryError(
+      AwsErrorCodes.invalidEvent,
+      'event has no "detail.delivery" and "detail.event"',
+    );
+  }
+  const shaped = detail as unknown as DeliveryDetail;
+  if (detail.payloadRef === undefined) {
+    return { id: shaped.delivery, name: shaped.event, payload: shaped.payload };
+  }
+  const ref = detail.payloadRef;
+  if (!isPayloadRef(ref)) {
+    throw new ResolveDeliveryError(AwsErrorCodes.invalidEvent, 'event has a malformed "detail.payloadRef"');
+  }
+  if (deps.s3 === undefined) {
+    throw new ResolveDeliveryError(
+      AwsErrorCodes.payloadUnavailable,
+      'an "s3" client is needed to resolve "detail.payloadRef"',
+    );
+  }
+  let bytes: Uint8Array;
+  try {
+    const object = await deps.s3.send(new GetObjectCommand({ Bucket: ref.bucket, Key: ref.key }));
+    if (object.Body === undefined) throw new Error('empty body');
+    bytes = await object.Body.transformToByteArray();
+  } catch (error) {
+    throw new ResolveDeliveryError(
+      AwsErrorCodes.payloadUnavailable,
+      `claim-check object "${ref.key}" could not be read`,
+      {
+        cause: error,
+      },
+    );
+  }
+  const sha256 = createHash('sha256').update(bytes).digest('hex');
+  if (bytes.byteLength !== ref.bytes || sha256 !== ref.sha256) {
+    throw new ResolveDeliveryError(
+      AwsErrorCodes.payloadIntegrity,
+      `claim-check object "${ref.key}" does not match "detail.payloadRef" (bytes or sha256)`,
+    );
+  }
+  let payload: unknown;
+  try {
+    payload = JSON.parse(Buffer.from(bytes).toString('utf8'));
+  } catch (error) {
+    throw new ResolveDeliveryError(
+      AwsErrorCodes.invalidPayload,
+      `claim-check object "${ref.key}" is not json`,
+      {
+        cause: error,
+      },
+    );
+  }
+  return { id: shaped.delivery, name: shaped.event, payload };
+}

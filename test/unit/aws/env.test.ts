@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { numberEnv, optionalEnv, requireEnv } from '../../../lib/aws/env.js';
+
+describe('lib/aws/env', () => {
+  it('requireEnv returns the value and names a missing or empty variable', () => {
+    expect(requireEnv('A', { A: 'x' })).toBe('x');
+    expect(() => requireEnv('A', {})).toThrow(new TypeError('environment variable "A" is required'));
+    expect(() => requireEnv('A', { A: '' })).toThrow(TypeError);
+  });
+
+  it('optionalEnv treats empty as unset', () => {
+    expect(optionalEnv('A', { A: '' })).toBeUndefined();
+    expect(optionalEnv('A', { A: 'y' })).toBe('y');
+  });
+
+  it('numberEnv parses positive numbers and names a bad value', () => {
+    expect(numberEnv('N', { N: '262144' })).toBe(262144);
+    expect(numberEnv('N', {})).toBeUndefined();
+    for (const bad of ['0', '-1', 'abc', 'Infinity']) {
+      expect(() => numberEnv('N', { N: bad })).toThrow(
+        new TypeError('environment variable "N" must be a positive number'),
+      );
+    }
+  });
+});
