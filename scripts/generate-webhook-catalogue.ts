@@ -897,7 +897,7 @@ export function main(args: string[]): number {
   const known = new Set(['--check', '--out', '--source']);
   for (const [i, arg] of args.entries()) {
     if (arg.startsWith('--') && !known.has(arg)) {
-      process.stderr.write(`unknown option '${arg}'\n`);
+      process.stderr.write(`unknown option "${arg}"\n`);
       return 2;
     }
     if (!arg.startsWith('--') && !['--out', '--source'].includes(args[i - 1] ?? '')) {

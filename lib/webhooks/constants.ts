@@ -76,4 +76,6 @@ export const ErrorCodes = {
   bodyConsumed: 'body_consumed',
   /** Reading the request body failed (400). */
   bodyReadFailed: 'body_read_failed',
+  /** The middleware itself failed unexpectedly (500). */
+  internalError: 'internal_error',
 } as const;

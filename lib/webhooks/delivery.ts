@@ -76,9 +76,9 @@ const resolvedCache = new WeakMap<object, ResolvedDeliveryOptions>();
  */
 export function readDelivery(request: DeliveryRequest, options: DeliveryOptions): DeliveryResult {
   const resolved = resolveDeliveryOptions(options);
-  if (request === null || typeof request !== 'object') throw new TypeError("'request' must be an object");
+  if (request === null || typeof request !== 'object') throw new TypeError('"request" must be an object');
   if (request.method !== undefined && request.method.toUpperCase() !== 'POST') {
-    return failure(404, ErrorCodes.notFound, `method '${safe(request.method)}' is not allowed, use 'POST'`);
+    return failure(404, ErrorCodes.notFound, `method "${safe(request.method)}" is not allowed, use "POST"`);
   }
   const head = readDeliveryHead(request.headers ?? {}, resolved);
   if (!head.ok) return head;
@@ -91,15 +91,15 @@ export function readDelivery(request: DeliveryRequest, options: DeliveryOptions)
  * @throws TypeError naming the field.
  */
 export function resolveDeliveryOptions(options: DeliveryOptions): ResolvedDeliveryOptions {
-  if (options === null || typeof options !== 'object') throw new TypeError("'options' must be an object");
+  if (options === null || typeof options !== 'object') throw new TypeError('"options" must be an object');
   const cached = resolvedCache.get(options);
   if (cached !== undefined) return cached;
   for (const key of Object.keys(options)) {
-    if (!OPTION_KEYS.has(key)) throw new TypeError(`unknown option '${key}'`);
+    if (!OPTION_KEYS.has(key)) throw new TypeError(`unknown option "${key}"`);
   }
   const headers = options.headers ?? {};
   for (const key of Object.keys(headers)) {
-    if (!HEADER_KEYS.has(key)) throw new TypeError(`unknown option 'headers.${key}'`);
+    if (!HEADER_KEYS.has(key)) throw new TypeError(`unknown option "headers.${key}"`);
   }
   const resolved: ResolvedDeliveryOptions = {
     secret: frozenSecret(checkSecret(options.secret)),
@@ -125,12 +125,12 @@ export function readDeliveryHead(
 ): DeliveryHead | DeliveryFailure {
   const contentType = readHeader(headers, 'content-type');
   if (!isJson(contentType)) {
-    const type = contentType === undefined ? 'none' : `'${safe(mediaType(contentType))}'`;
+    const type = contentType === undefined ? 'none' : `"${safe(mediaType(contentType))}"`;
     const hint = contentType !== undefined && mediaType(contentType) === 'application/x-www-form-urlencoded';
     return failure(
       415,
       ErrorCodes.unsupportedMediaType,
-      `content type ${type} is not supported, use 'application/json'${hint ? ' in the webhook settings' : ''}`,
+      `content type ${type} is not supported, use "application/json"${hint ? ' in the webhook settings' : ''}`,
     );
   }
   const rawName = readHeader(headers, options.eventHeader);
@@ -147,7 +147,7 @@ export function readDeliveryHead(
       return failure(
         400,
         ErrorCodes.missingHeader,
-        `missing '${options.signature256Header}' header ('${options.signatureHeader}' sha1 signatures are disabled)`,
+        `missing "${options.signature256Header}" header ("${options.signatureHeader}" sha1 signatures are disabled)`,
       );
     }
     algorithm = 'sha1';
@@ -226,7 +226,7 @@ function failure(status: DeliveryFailureStatus, code: string, message: string): 
 }
 
 function missing(header: string): DeliveryFailure {
-  return failure(400, ErrorCodes.missingHeader, `missing '${header}' header`);
+  return failure(400, ErrorCodes.missingHeader, `missing "${header}" header`);
 }
 
 function mediaType(contentType: string): string {
@@ -247,21 +247,21 @@ function safe(text: string): string {
 function headerName(value: unknown, fallback: string, field: string): string {
   if (value === undefined) return fallback;
   if (typeof value !== 'string' || value.length === 0) {
-    throw new TypeError(`'headers.${field}' must be a non-empty string`);
+    throw new TypeError(`"headers.${field}" must be a non-empty string`);
   }
   return value.toLowerCase();
 }
 
 function flag(value: unknown, fallback: boolean, field: string): boolean {
   if (value === undefined) return fallback;
-  if (typeof value !== 'boolean') throw new TypeError(`'${field}' must be a boolean`);
+  if (typeof value !== 'boolean') throw new TypeError(`"${field}" must be a boolean`);
   return value;
 }
 
 function positiveInteger(value: unknown, fallback: number, field: string): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
-    throw new TypeError(`'${field}' must be a positive integer`);
+    throw new TypeError(`"${field}" must be a positive integer`);
   }
   return value;
 }

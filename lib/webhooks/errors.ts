@@ -107,5 +107,5 @@ function receiveErrorMessage(errors: unknown[], name: string): string {
   const count = errors.length === 1 ? '1 handler' : `${errors.length} handlers`;
   const first = errors[0];
   const detail = first instanceof Error ? `: ${first.message}` : '';
-  return `${count} of event '${name}' failed${detail}`;
+  return `${count} of event "${name}" failed${detail}`;
 }

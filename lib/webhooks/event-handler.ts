@@ -58,16 +58,16 @@ export class EventHandler<TTransformed = unknown> {
   readonly #log: Logger;
 
   constructor(options: EventHandlerOptions<TTransformed> = {}) {
-    if (options === null || typeof options !== 'object') throw new TypeError("'options' must be an object");
+    if (options === null || typeof options !== 'object') throw new TypeError('"options" must be an object');
     for (const key of Object.keys(options)) {
-      if (!EVENT_HANDLER_OPTION_KEYS.has(key)) throw new TypeError(`unknown option '${key}'`);
+      if (!EVENT_HANDLER_OPTION_KEYS.has(key)) throw new TypeError(`unknown option "${key}"`);
     }
     if (options.transform !== undefined && typeof options.transform !== 'function') {
-      throw new TypeError("'transform' must be a function");
+      throw new TypeError('"transform" must be a function');
     }
     const log = options.log ?? console;
     if (typeof log?.warn !== 'function' || typeof log.error !== 'function') {
-      throw new TypeError("'log' must have 'warn' and 'error' functions");
+      throw new TypeError('"log" must have "warn" and "error" functions');
     }
     this.#transform = options.transform;
     this.#log = log;
@@ -97,7 +97,7 @@ export class EventHandler<TTransformed = unknown> {
       }
       const key = neutralEventName(one);
       if (key !== '*' && !isKnownEventName(key)) {
-        this.#log.warn(`'${key}' is not a known event name; check for typos`);
+        this.#log.warn(`"${key}" is not a known event name; check for typos`);
       }
       const current = this.#handlers.get(key);
       this.#handlers.set(key, current === undefined ? [handler] : [...current, handler]);
@@ -144,14 +144,14 @@ export class EventHandler<TTransformed = unknown> {
    */
   receive(event: ReceivedEvent): Promise<void> {
     if (event === null || typeof event !== 'object') {
-      return Promise.reject(new TypeError("'event' must be an object"));
+      return Promise.reject(new TypeError('"event" must be an object'));
     }
     const { name, payload } = event;
     if (typeof name !== 'string' || name.length === 0) {
-      return Promise.reject(new TypeError("'event.name' must be a non-empty string"));
+      return Promise.reject(new TypeError('"event.name" must be a non-empty string'));
     }
     if (payload === null || typeof payload !== 'object') {
-      return Promise.reject(new TypeError("'event.payload' must be an object"));
+      return Promise.reject(new TypeError('"event.payload" must be an object'));
     }
     const key = neutralEventName(name);
     const emitted: ReceivedEvent =
@@ -224,7 +224,7 @@ export class EventHandler<TTransformed = unknown> {
   }
 
   #logErrorHandler(reason: unknown): void {
-    this.#log.error("an 'error' handler failed", reason);
+    this.#log.error('an "error" handler failed', reason);
   }
 }
 
@@ -253,14 +253,14 @@ export function createEventHandler<TTransformed = unknown>(
 }
 
 function checkHandler(handler: unknown): void {
-  if (typeof handler !== 'function') throw new TypeError("'handler' must be a function");
+  if (typeof handler !== 'function') throw new TypeError('"handler" must be a function');
 }
 
 function names(name: unknown): readonly string[] {
   const list = Array.isArray(name) ? name : [name];
   for (const one of list) {
     if (typeof one !== 'string' || one.length === 0) {
-      throw new TypeError("'name' must be a non-empty string or an array of them");
+      throw new TypeError('"name" must be a non-empty string or an array of them');
     }
   }
   return list as readonly string[];

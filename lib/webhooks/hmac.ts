@@ -21,12 +21,12 @@ export function checkSecret(secret: unknown, field = 'secret'): Secret {
   } else if (Array.isArray(secret) && secret.length > 0) {
     for (const entry of secret) {
       if (typeof entry !== 'string' || entry.length === 0) {
-        throw new TypeError(`'${field}' entries must be non-empty strings`);
+        throw new TypeError(`"${field}" entries must be non-empty strings`);
       }
     }
     return secret as readonly string[];
   }
-  throw new TypeError(`'${field}' must be a non-empty string or a non-empty array of strings`);
+  throw new TypeError(`"${field}" must be a non-empty string or a non-empty array of strings`);
 }
 
 /**
@@ -41,7 +41,7 @@ export function hmacInput(payload: SignaturePayload | null | undefined): string 
   } else if (typeof payload === 'object' && payload !== null) {
     return serializePayload(payload);
   }
-  throw new TypeError("'payload' must be a non-empty string, Uint8Array or object");
+  throw new TypeError('"payload" must be a non-empty string, Uint8Array or object');
 }
 
 /**

@@ -64,19 +64,19 @@ export function createNodeMiddleware(
   options: MiddlewareOptions = {},
 ): NodeMiddleware {
   const config = webhooks?.[kWebhooksConfig];
-  if (config === undefined) throw new TypeError("'webhooks' must be a Webhooks instance");
-  if (options === null || typeof options !== 'object') throw new TypeError("'options' must be an object");
+  if (config === undefined) throw new TypeError('"webhooks" must be a Webhooks instance');
+  if (options === null || typeof options !== 'object') throw new TypeError('"options" must be an object');
   for (const key of Object.keys(options)) {
-    if (!MIDDLEWARE_OPTION_KEYS.has(key)) throw new TypeError(`unknown option '${key}'`);
+    if (!MIDDLEWARE_OPTION_KEYS.has(key)) throw new TypeError(`unknown option "${key}"`);
   }
   const path = options.path ?? config.path;
-  if (typeof path !== 'string' || !path.startsWith('/')) throw new TypeError("'path' must start with '/'");
+  if (typeof path !== 'string' || !path.startsWith('/')) throw new TypeError('"path" must start with "/"');
   const timeout = options.timeout ?? config.timeout;
   if (!Number.isSafeInteger(timeout) || timeout <= 0)
-    throw new TypeError("'timeout' must be a positive integer");
+    throw new TypeError('"timeout" must be a positive integer');
   const maxBodyBytes = options.maxBodyBytes ?? config.delivery.maxBodyBytes;
   if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes <= 0) {
-    throw new TypeError("'maxBodyBytes' must be a positive integer");
+    throw new TypeError('"maxBodyBytes" must be a positive integer');
   }
   const delivery =
     maxBodyBytes === config.delivery.maxBodyBytes ? config.delivery : { ...config.delivery, maxBodyBytes };
@@ -96,7 +96,7 @@ export function createNodeMiddleware(
         response,
         404,
         ErrorCodes.notFound,
-        `no webhook route for ${request.method} '${printable(pathname)}'`,
+        `no webhook route for ${request.method} "${printable(pathname)}"`,
       );
     }
 
@@ -150,7 +150,7 @@ export function createNodeMiddleware(
     } catch (error) {
       // Details go to the 'error' handlers; the log line names the delivery only.
       const count = (error as { errors?: unknown[] }).errors?.length ?? 1;
-      log.error(`${count} webhook handler(s) failed for '${result.name}' delivery '${result.id}'`);
+      log.error(`${count} webhook handler(s) failed for "${result.name}" delivery "${result.id}"`);
       return sendError(response, 500, ErrorCodes.handlerFailed, 'a webhook handler failed');
     } finally {
       clearTimeout(timer);
@@ -162,7 +162,7 @@ export function createNodeMiddleware(
       await handle(request, response, next);
     } catch (error) {
       log.error('webhook middleware failed', error);
-      sendError(response, 500, 'internal_error', 'internal error');
+      sendError(response, 500, ErrorCodes.internalError, 'internal error');
     }
   };
 }

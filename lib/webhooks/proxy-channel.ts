@@ -151,23 +151,23 @@ export class ProxyChannel extends EventEmitter<ProxyChannelEvents> {
 
   constructor(options: ProxyChannelOptions) {
     super();
-    if (options === null || typeof options !== 'object') throw new TypeError("'options' must be an object");
+    if (options === null || typeof options !== 'object') throw new TypeError('"options" must be an object');
     for (const key of Object.keys(options)) {
-      if (!OPTION_KEYS.has(key)) throw new TypeError(`unknown option '${key}'`);
+      if (!OPTION_KEYS.has(key)) throw new TypeError(`unknown option "${key}"`);
     }
     const url = options.url instanceof URL ? options.url.href : options.url;
-    if (typeof url !== 'string' || !URL.canParse(url)) throw new TypeError("'url' must be an absolute url");
+    if (typeof url !== 'string' || !URL.canParse(url)) throw new TypeError('"url" must be an absolute URL');
     const protocol = new URL(url).protocol;
     if (protocol !== 'http:' && protocol !== 'https:')
-      throw new TypeError("'url' must be an http or https url");
+      throw new TypeError('"url" must be an http or https URL');
     if (typeof options.webhooks?.verifyAndReceive !== 'function') {
-      throw new TypeError("'webhooks' must have a 'verifyAndReceive' method");
+      throw new TypeError('"webhooks" must have a "verifyAndReceive" method');
     }
     if (options.onError !== undefined && typeof options.onError !== 'function') {
-      throw new TypeError("'onError' must be a function");
+      throw new TypeError('"onError" must be a function');
     }
     if (options.EventSource !== undefined && typeof options.EventSource !== 'function') {
-      throw new TypeError("'EventSource' must be a constructor");
+      throw new TypeError('"EventSource" must be a constructor');
     }
     this.#url = url;
     this.#options = options;
@@ -185,7 +185,7 @@ export class ProxyChannel extends EventEmitter<ProxyChannelEvents> {
     } else {
       loadEventSource().then(
         (Source) => this.#connect(Source),
-        (cause: unknown) => this.#failReady(new Error("cannot load the 'eventsource' package", { cause })),
+        (cause: unknown) => this.#failReady(new Error('cannot load the "eventsource" package', { cause })),
       );
     }
   }
@@ -279,7 +279,7 @@ export class ProxyChannel extends EventEmitter<ProxyChannelEvents> {
         try {
           this.emit('delivery', { id: event.id, name: event.name });
         } catch (thrown) {
-          (this.#options.log ?? console).error("proxy channel 'delivery' listener threw", thrown);
+          (this.#options.log ?? console).error('proxy channel "delivery" listener threw', thrown);
         }
       },
       (cause: unknown) => {
@@ -301,7 +301,7 @@ export class ProxyChannel extends EventEmitter<ProxyChannelEvents> {
       try {
         this.#options.onError(error);
       } catch (thrown) {
-        (this.#options.log ?? console).error('proxy channel onError handler threw', thrown);
+        (this.#options.log ?? console).error('proxy channel "onError" handler threw', thrown);
       }
     }
     if (this.listenerCount('error') > 0) {
@@ -309,7 +309,7 @@ export class ProxyChannel extends EventEmitter<ProxyChannelEvents> {
       try {
         this.emit('error', error);
       } catch (thrown) {
-        (this.#options.log ?? console).error('proxy channel error listener threw', thrown);
+        (this.#options.log ?? console).error('proxy channel "error" listener threw', thrown);
       }
     }
     if (!handled) (this.#options.log ?? console).error(`proxy channel: ${error.code}: ${error.message}`);
@@ -325,7 +325,7 @@ function rejection(cause: unknown, event: SignedEvent & { id: string }, bodyForm
       : '';
   const status = (cause as { status?: unknown } | null)?.status;
   return new ProxyChannelError(
-    `delivery '${event.id}' of event '${event.name}' was rejected: ${reason}${hint}`,
+    `delivery "${event.id}" of event "${event.name}" was rejected: ${reason}${hint}`,
     {
       code: ProxyChannelErrorCodes.deliveryRejected,
       status: typeof status === 'number' ? status : 500,

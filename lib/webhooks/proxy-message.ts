@@ -103,10 +103,10 @@ export function readProxyMessage(data: unknown, options: ProxyMessageOptions = {
   try {
     message = typeof data === 'string' ? JSON.parse(data) : undefined;
   } catch {
-    return fail('invalidMessage', 400, 'message data is not valid json');
+    return fail('invalidMessage', 400, 'message data is not valid JSON');
   }
   if (message === null || typeof message !== 'object' || Array.isArray(message)) {
-    return fail('invalidMessage', 400, 'message data is not a json object');
+    return fail('invalidMessage', 400, 'message data is not a JSON object');
   }
   const fields = message as Record<string, unknown>;
 
@@ -114,18 +114,18 @@ export function readProxyMessage(data: unknown, options: ProxyMessageOptions = {
   if (contentType !== undefined) {
     const mediaType = contentType.split(';', 1)[0]!.trim().toLowerCase();
     if (mediaType !== 'application/json') {
-      return fail('unsupportedMediaType', 415, `relayed 'content-type' must be 'application/json'`);
+      return fail('unsupportedMediaType', 415, 'relayed "content-type" must be "application/json"');
     }
   }
 
   const eventKey = keys.event ?? 'x-forge-event';
   const name = readKey(fields, eventKey);
-  if (name === undefined) return fail('missingField', 400, `message has no '${eventKey}' key`);
+  if (name === undefined) return fail('missingField', 400, `message has no "${eventKey}" key`);
 
   const idKey = keys.id ?? 'x-request-id';
   const id = readKey(fields, idKey) ?? (keys.id === undefined ? readKey(fields, FALLBACK_ID_KEY) : undefined);
   if (id === undefined && options.requireDeliveryId !== false) {
-    return fail('missingField', 400, `message has no '${idKey}' key`);
+    return fail('missingField', 400, `message has no "${idKey}" key`);
   }
 
   const signature256Key = keys.signature256 ?? 'x-hub-signature-256';
@@ -134,7 +134,7 @@ export function readProxyMessage(data: unknown, options: ProxyMessageOptions = {
   if (signature === undefined && options.allowSha1 !== false) signature = readKey(fields, signatureKey);
   if (signature === undefined) {
     const expected =
-      options.allowSha1 === false ? `'${signature256Key}'` : `'${signature256Key}' or '${signatureKey}'`;
+      options.allowSha1 === false ? `"${signature256Key}"` : `"${signature256Key}" or "${signatureKey}"`;
     return fail('missingField', 400, `message has no ${expected} key`);
   }
 
@@ -145,5 +145,5 @@ export function readProxyMessage(data: unknown, options: ProxyMessageOptions = {
   if (body !== null && typeof body === 'object') {
     return { ok: true, event: { id: id ?? '', name, payload: body, signature }, bodyForm: 'object' };
   }
-  return fail('missingField', 400, "message has no 'body' key holding a string or an object");
+  return fail('missingField', 400, 'message has no "body" key holding a string or an object');
 }

@@ -33,6 +33,6 @@ function upperEscape(match: string): string {
  */
 export function serializePayload(payload: unknown): string {
   const json = JSON.stringify(payload);
-  if (json === undefined) throw new TypeError("'payload' cannot be serialized to JSON");
+  if (json === undefined) throw new TypeError('"payload" cannot be serialized to JSON');
   return json.includes('\\u') ? json.replace(ESCAPE, upperEscape) : json;
 }

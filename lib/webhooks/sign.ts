@@ -30,7 +30,7 @@ export function sign(secret: Secret, payload: SignaturePayload, options?: SignOp
   const data = hmacInput(payload);
   const algorithm: SignatureAlgorithm = options?.algorithm ?? 'sha256';
   if (algorithm !== 'sha256' && algorithm !== 'sha1') {
-    throw new TypeError("'algorithm' must be 'sha256' or 'sha1'");
+    throw new TypeError('"algorithm" must be "sha256" or "sha1"');
   }
   const key = typeof checked === 'string' ? checked : (checked[0] as string);
   return `${algorithm}=${createHmac(algorithm, key).update(data).digest('hex')}`;

@@ -32,7 +32,7 @@ export function verify(secret: Secret, payload: SignaturePayload, signature: str
   const checked = checkSecret(secret);
   const data = hmacInput(payload);
   if (typeof signature !== 'string' || signature.length === 0) {
-    throw new TypeError("'signature' must be a non-empty string");
+    throw new TypeError('"signature" must be a non-empty string');
   }
   return verifyChecked(checked, data, signature);
 }

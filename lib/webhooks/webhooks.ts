@@ -70,14 +70,14 @@ export class Webhooks<TTransformed = unknown> {
    * @throws TypeError naming the field when `secret` is missing or an option is unknown or invalid.
    */
   constructor(options: WebhooksOptions<TTransformed>) {
-    if (options === null || typeof options !== 'object') throw new TypeError("'options' must be an object");
+    if (options === null || typeof options !== 'object') throw new TypeError('"options" must be an object');
     for (const key of Object.keys(options)) {
-      if (!WEBHOOKS_OPTION_KEYS.has(key)) throw new TypeError(`unknown option '${key}'`);
+      if (!WEBHOOKS_OPTION_KEYS.has(key)) throw new TypeError(`unknown option "${key}"`);
     }
     const { path = DEFAULT_PATH, timeout = DEFAULT_TIMEOUT_MS, transform, log } = options;
-    if (typeof path !== 'string' || !path.startsWith('/')) throw new TypeError("'path' must start with '/'");
+    if (typeof path !== 'string' || !path.startsWith('/')) throw new TypeError('"path" must start with "/"');
     if (!Number.isSafeInteger(timeout) || timeout <= 0) {
-      throw new TypeError("'timeout' must be a positive integer");
+      throw new TypeError('"timeout" must be a positive integer');
     }
     const deliveryOptions: DeliveryOptions = { secret: options.secret };
     if (options.headers !== undefined) deliveryOptions.headers = options.headers;
@@ -133,7 +133,7 @@ export class Webhooks<TTransformed = unknown> {
   verify(payload: SignaturePayload, signature: string): boolean {
     const data = hmacInput(payload);
     if (typeof signature !== 'string' || signature.length === 0) {
-      throw new TypeError("'signature' must be a non-empty string");
+      throw new TypeError('"signature" must be a non-empty string');
     }
     if (!this.#config.delivery.allowSha1 && signature.startsWith('sha1=')) return false;
     return verifyChecked(this.#config.delivery.secret, data, signature);
@@ -217,12 +217,12 @@ export class Webhooks<TTransformed = unknown> {
    */
   verifyAndReceive(event: SignedEvent): Promise<void> {
     if (event === null || typeof event !== 'object') {
-      return Promise.reject(new TypeError("'event' must be an object"));
+      return Promise.reject(new TypeError('"event" must be an object'));
     }
     const { name, payload, signature } = event;
     const id = event.id ?? '';
     if (typeof name !== 'string' || name.length === 0) {
-      return Promise.reject(new TypeError("'event.name' must be a non-empty string"));
+      return Promise.reject(new TypeError('"event.name" must be a non-empty string'));
     }
     let data: string | Uint8Array;
     try {
@@ -233,7 +233,7 @@ export class Webhooks<TTransformed = unknown> {
     const failed = { id, name, payload };
     if (typeof signature !== 'string' || signature.length === 0) {
       return this.#reject(
-        new WebhookVerificationError("'signature' is missing", {
+        new WebhookVerificationError('"signature" is missing', {
           code: ErrorCodes.missingSignature,
           status: 400,
           event: failed,

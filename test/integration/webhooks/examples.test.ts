@@ -88,7 +88,7 @@ describe('@octokit/webhooks-examples', () => {
       publicNames.add(example.name);
       if (example.action !== undefined) publicNames.add(`${example.name}.${example.action}`);
     }
-    const warned = warnings.map((warning) => /^'(.+)' is not a known event name/.exec(warning)?.[1]);
+    const warned = warnings.map((warning) => /^"(.+)" is not a known event name/.exec(warning)?.[1]);
     expect(warned).not.toContain(undefined);
     expect(warned.filter((name) => publicNames.has(name!))).toEqual([]);
   });

@@ -98,9 +98,9 @@ describe('webhooks.middleware over node:http', () => {
     [
       'form-encoded',
       'application/x-www-form-urlencoded',
-      "content type 'application/x-www-form-urlencoded' is not supported, use 'application/json' in the webhook settings",
+      'content type "application/x-www-form-urlencoded" is not supported, use "application/json" in the webhook settings',
     ],
-    ['text/plain', 'text/plain', "content type 'text/plain' is not supported, use 'application/json'"],
+    ['text/plain', 'text/plain', 'content type "text/plain" is not supported, use "application/json"'],
   ])('answers 415 for a %s delivery', async (_label, contentType, message) => {
     const { webhooks, url } = await start();
     const handler = vi.fn();
@@ -122,7 +122,7 @@ describe('webhooks.middleware over node:http', () => {
       const { url } = await start();
       const response = await post(url, body, { [header]: undefined });
       expect(response.status).toBe(400);
-      expect(response.text).toBe(errorBody('missing_header', `missing '${header}' header`));
+      expect(response.text).toBe(errorBody('missing_header', `missing "${header}" header`));
     },
   );
 
@@ -244,7 +244,7 @@ describe('webhooks.middleware over node:http', () => {
     });
     expect((await post(url)).status).toBe(500);
     expect(log.error.mock.calls).toEqual([
-      ["1 webhook handler(s) failed for 'issues' delivery 'delivery-1'"],
+      ['1 webhook handler(s) failed for "issues" delivery "delivery-1"'],
     ]);
   });
 
@@ -303,7 +303,7 @@ describe('webhooks.middleware over node:http', () => {
     });
     expect(response.status).toBe(404);
     expect(await response.json()).toEqual({
-      error: { code: 'not_found', message: `no webhook route for ${method} '${path}'` },
+      error: { code: 'not_found', message: `no webhook route for ${method} "${path}"` },
     });
   });
 
@@ -431,14 +431,14 @@ describe('webhooks.middleware over node:http', () => {
 
   it('createNodeMiddleware() refuses what is not a Webhooks instance and unknown options', () => {
     expect(() => createNodeMiddleware({} as never)).toThrow(
-      new TypeError("'webhooks' must be a Webhooks instance"),
+      new TypeError('"webhooks" must be a Webhooks instance'),
     );
     const webhooks = new Webhooks({ secret: SECRET });
     expect(() => createNodeMiddleware(webhooks, { port: 1 } as never)).toThrow(
-      new TypeError("unknown option 'port'"),
+      new TypeError('unknown option "port"'),
     );
     expect(() => createNodeMiddleware(webhooks, { path: 'x' })).toThrow(
-      new TypeError("'path' must start with '/'"),
+      new TypeError('"path" must start with "/"'),
     );
   });
 

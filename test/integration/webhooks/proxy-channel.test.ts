@@ -262,7 +262,7 @@ describe('ProxyChannel', () => {
       expect(error).toBeInstanceOf(ProxyChannelError);
       expect(error.code).toBe(ProxyChannelErrorCodes.deliveryRejected);
       expect(error.message).toBe(
-        "delivery 'differs-1' of event 'ping' was rejected: invalid_signature; the proxy relayed a parsed body, " +
+        'delivery "differs-1" of event "ping" was rejected: invalid_signature; the proxy relayed a parsed body, ' +
           'whose re-serialization can differ from the signed bytes',
       );
       expect(error.cause).toBeInstanceOf(WebhookVerificationError);
@@ -286,7 +286,7 @@ describe('ProxyChannel', () => {
 
       expect(error.code).toBe('delivery_rejected');
       expect(error.status).toBe(401);
-      expect(error.message).toBe("delivery 'bad-1' of event 'issues' was rejected: invalid_signature");
+      expect(error.message).toBe('delivery "bad-1" of event "issues" was rejected: invalid_signature');
       expect((error.cause as WebhookVerificationError).code).toBe('invalid_signature');
       expect(error.event).toEqual({ id: 'bad-1', name: 'issues', payload: body });
       expect(webhooksErrors).toHaveLength(1);
@@ -334,7 +334,7 @@ describe('ProxyChannel', () => {
       await post({ name: 'ping', id: 'sha1-2', body, signature1: sha1 });
       const error = await refused;
       expect(error.code).toBe('missing_field');
-      expect(error.message).toBe("message has no 'x-hub-signature-256' key");
+      expect(error.message).toBe('message has no "x-hub-signature-256" key');
       expect(received.map((event) => event.id)).toEqual(['sha1-1']);
     });
   });
@@ -351,55 +351,55 @@ describe('ProxyChannel', () => {
           'invalid json',
           () => server.sendRaw('data: {"x-forge-event":\n\n'),
           'invalid_message',
-          'message data is not valid json',
+          'message data is not valid JSON',
         ],
         [
           'a json array',
           () => server.publish([1, 2]),
           'invalid_message',
-          'message data is not a json object',
+          'message data is not a JSON object',
         ],
         [
           'json null',
           () => server.sendRaw('data: null\n\n'),
           'invalid_message',
-          'message data is not a json object',
+          'message data is not a JSON object',
         ],
         [
           'no event name',
           () => server.publish({ ...base, 'x-forge-event': undefined }),
           'missing_field',
-          "message has no 'x-forge-event' key",
+          'message has no "x-forge-event" key',
         ],
         [
           'no delivery id',
           () => server.publish({ ...base, 'x-request-id': undefined }),
           'missing_field',
-          "message has no 'x-request-id' key",
+          'message has no "x-request-id" key',
         ],
         [
           'no signature',
           () => server.publish({ ...base, 'x-hub-signature-256': undefined }),
           'missing_field',
-          "message has no 'x-hub-signature-256' or 'x-hub-signature' key",
+          'message has no "x-hub-signature-256" or "x-hub-signature" key',
         ],
         [
           'no body',
           () => server.publish({ ...base, body: undefined }),
           'missing_field',
-          "message has no 'body' key holding a string or an object",
+          'message has no "body" key holding a string or an object',
         ],
         [
           'a numeric body',
           () => server.publish({ ...base, body: 42 }),
           'missing_field',
-          "message has no 'body' key holding a string or an object",
+          'message has no "body" key holding a string or an object',
         ],
         [
           'a form-encoded delivery',
           () => server.publish({ ...base, 'content-type': 'application/x-www-form-urlencoded' }),
           'unsupported_media_type',
-          "relayed 'content-type' must be 'application/json'",
+          'relayed "content-type" must be "application/json"',
         ],
       ];
       for (const [label, send, code, message] of cases) {
@@ -425,7 +425,7 @@ describe('ProxyChannel', () => {
       await post(signed('ping', 'not json at all', 'text-1'));
       const error = await outcome;
       expect(error.code).toBe('delivery_rejected');
-      expect(error.message).toBe("delivery 'text-1' of event 'ping' was rejected: invalid_json");
+      expect(error.message).toBe('delivery "text-1" of event "ping" was rejected: invalid_json');
       expect(error.status).toBe(400);
     });
 
@@ -451,7 +451,7 @@ describe('ProxyChannel', () => {
       server.sendRaw('data: not json\n\n');
       await vi.waitFor(() => expect(log.error).toHaveBeenCalledTimes(1));
       expect(log.error).toHaveBeenCalledWith(
-        'proxy channel: invalid_message: message data is not valid json',
+        'proxy channel: invalid_message: message data is not valid JSON',
       );
 
       const delivery = next(channel, 'delivery');
@@ -472,7 +472,7 @@ describe('ProxyChannel', () => {
       await post(signed('ping', '{"zen":"x"}', 'throwing-listener'));
       await vi.waitFor(() => expect(log.error).toHaveBeenCalledTimes(1));
       expect(log.error).toHaveBeenCalledWith(
-        "proxy channel 'delivery' listener threw",
+        'proxy channel "delivery" listener threw',
         new Error('listener broke'),
       );
 
@@ -494,7 +494,7 @@ describe('ProxyChannel', () => {
       server.sendRaw('data: nope\n\n');
       await vi.waitFor(() => expect(log.error).toHaveBeenCalledTimes(1));
       expect(log.error).toHaveBeenCalledWith(
-        'proxy channel onError handler threw',
+        'proxy channel "onError" handler threw',
         new Error('onError broke'),
       );
 
@@ -517,7 +517,7 @@ describe('ProxyChannel', () => {
       const error = await outcome;
       expect(error.code).toBe('delivery_rejected');
       expect(error.status).toBe(500);
-      expect(error.message).toBe("delivery 'fail-1' of event 'issues' was rejected: handler_failed");
+      expect(error.message).toBe('delivery "fail-1" of event "issues" was rejected: handler_failed');
       expect(error.cause).toBeInstanceOf(WebhookReceiveError);
       expect((error.cause as WebhookReceiveError).errors.map((e) => (e as Error).message)).toEqual([
         'handler broke',
@@ -645,23 +645,23 @@ describe('ProxyChannel', () => {
     const target = { verifyAndReceive: async () => {} };
 
     it.each([
-      ['no url', { webhooks: target }, "'url' must be an absolute url"],
-      ['a relative url', { url: '/channel', webhooks: target }, "'url' must be an absolute url"],
+      ['no url', { webhooks: target }, '"url" must be an absolute URL'],
+      ['a relative url', { url: '/channel', webhooks: target }, '"url" must be an absolute URL'],
       [
         'a non-http url',
         { url: 'ftp://127.0.0.1/channel', webhooks: target },
-        "'url' must be an http or https url",
+        '"url" must be an http or https URL',
       ],
-      ['no webhooks', { url: 'http://127.0.0.1/c' }, "'webhooks' must have a 'verifyAndReceive' method"],
+      ['no webhooks', { url: 'http://127.0.0.1/c' }, '"webhooks" must have a "verifyAndReceive" method'],
       [
         'an unknown option',
         { url: 'http://127.0.0.1/c', webhooks: target, secret: 'x' },
-        "unknown option 'secret'",
+        'unknown option "secret"',
       ],
       [
         'a non-function onError',
         { url: 'http://127.0.0.1/c', webhooks: target, onError: 'log' },
-        "'onError' must be a function",
+        '"onError" must be a function',
       ],
     ])('throws a TypeError for %s', (_, options, message) => {
       expect(() => new ProxyChannel(options as unknown as ProxyChannelOptions)).toThrow(

@@ -59,7 +59,7 @@ describe('readProxyMessage()', () => {
     expect(result.ok).toBe(false);
     expect(!result.ok && [result.error.code, result.error.message]).toEqual([
       'missing_field',
-      "message has no 'x-github-delivery' key",
+      'message has no "x-github-delivery" key',
     ]);
   });
 

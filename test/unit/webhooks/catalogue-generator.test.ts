@@ -342,7 +342,7 @@ describe('scripts/generate-webhook-catalogue.ts', () => {
     it('refuses an unknown option or a stray argument with status 2', () => {
       const unknown = run(['--frobnicate']);
       expect(unknown.status).toBe(2);
-      expect(unknown.stderr).toBe("unknown option '--frobnicate'\n");
+      expect(unknown.stderr).toBe('unknown option "--frobnicate"\n');
       const stray = run(['--check', 'lib']);
       expect(stray.status).toBe(2);
       expect(stray.stderr).toBe("unexpected argument 'lib'\n");

@@ -76,7 +76,7 @@ describe('readDelivery()', () => {
       ok: false,
       status: 404,
       code: 'not_found',
-      message: `method '${method}' is not allowed, use 'POST'`,
+      message: `method "${method}" is not allowed, use "POST"`,
     });
   });
 
@@ -88,13 +88,13 @@ describe('readDelivery()', () => {
     [
       'form-encoded',
       'application/x-www-form-urlencoded',
-      "content type 'application/x-www-form-urlencoded' is not supported, use 'application/json' in the webhook settings",
+      'content type "application/x-www-form-urlencoded" is not supported, use "application/json" in the webhook settings',
     ],
-    ['text/plain', 'text/plain', "content type 'text/plain' is not supported, use 'application/json'"],
+    ['text/plain', 'text/plain', 'content type "text/plain" is not supported, use "application/json"'],
     [
       'an application/jsonp',
       'application/jsonp',
-      "content type 'application/jsonp' is not supported, use 'application/json'",
+      'content type "application/jsonp" is not supported, use "application/json"',
     ],
   ])('answers 415 for a %s content type', (_label, contentType, message) => {
     expect(readDelivery(request({}, { 'content-type': contentType }), options)).toEqual({
@@ -109,7 +109,7 @@ describe('readDelivery()', () => {
     expect(readDelivery(request({}, { 'content-type': undefined }), options)).toMatchObject({
       status: 415,
       code: 'unsupported_media_type',
-      message: "content type none is not supported, use 'application/json'",
+      message: 'content type none is not supported, use "application/json"',
     });
   });
 
@@ -122,7 +122,7 @@ describe('readDelivery()', () => {
       ok: false,
       status: 400,
       code: 'missing_header',
-      message: `missing '${header}' header`,
+      message: `missing "${header}" header`,
     });
   });
 
@@ -243,7 +243,7 @@ describe('readDelivery()', () => {
       ok: false,
       status: 400,
       code: 'missing_header',
-      message: "missing 'x-hub-signature-256' header ('x-hub-signature' sha1 signatures are disabled)",
+      message: 'missing "x-hub-signature-256" header ("x-hub-signature" sha1 signatures are disabled)',
     });
   });
 
@@ -318,20 +318,20 @@ describe('readDelivery()', () => {
   });
 
   it.each([
-    ['a missing secret', {}, "'secret' must be a non-empty string or a non-empty array of strings"],
-    ['an unknown option', { secret: 's', maxBody: 1 }, "unknown option 'maxBody'"],
-    ['an unknown header option', { secret: 's', headers: { id: 'x' } }, "unknown option 'headers.id'"],
+    ['a missing secret', {}, '"secret" must be a non-empty string or a non-empty array of strings'],
+    ['an unknown option', { secret: 's', maxBody: 1 }, 'unknown option "maxBody"'],
+    ['an unknown header option', { secret: 's', headers: { id: 'x' } }, 'unknown option "headers.id"'],
     [
       'an empty header name',
       { secret: 's', headers: { event: '' } },
-      "'headers.event' must be a non-empty string",
+      '"headers.event" must be a non-empty string',
     ],
-    ['a non-boolean allowSha1', { secret: 's', allowSha1: 'no' }, "'allowSha1' must be a boolean"],
-    ['a zero maxBodyBytes', { secret: 's', maxBodyBytes: 0 }, "'maxBodyBytes' must be a positive integer"],
+    ['a non-boolean allowSha1', { secret: 's', allowSha1: 'no' }, '"allowSha1" must be a boolean'],
+    ['a zero maxBodyBytes', { secret: 's', maxBodyBytes: 0 }, '"maxBodyBytes" must be a positive integer'],
     [
       'a fractional maxBodyBytes',
       { secret: 's', maxBodyBytes: 1.5 },
-      "'maxBodyBytes' must be a positive integer",
+      '"maxBodyBytes" must be a positive integer',
     ],
   ])('throws a TypeError for %s', (_label, badOptions, message) => {
     expect(() => readDelivery(request(), badOptions as DeliveryOptions)).toThrow(new TypeError(message));

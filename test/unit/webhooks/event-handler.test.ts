@@ -132,7 +132,7 @@ describe('createEventHandler()', () => {
     expect(failure.code).toBe('handler_failed');
     expect(failure.status).toBe(500);
     expect(failure.name).toBe('WebhookReceiveError');
-    expect(failure.message).toBe("2 handlers of event 'issues' failed: sync failure");
+    expect(failure.message).toBe('2 handlers of event "issues" failed: sync failure');
   });
 
   it('collects non-Error rejections too', async () => {
@@ -200,8 +200,8 @@ describe('createEventHandler()', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(log.error).toHaveBeenCalledTimes(2);
     expect(log.error.mock.calls.map((call) => call[0])).toEqual([
-      "an 'error' handler failed",
-      "an 'error' handler failed",
+      'an "error" handler failed',
+      'an "error" handler failed',
     ]);
     expect(log.error.mock.calls.map((call) => (call[1] as Error).message).sort()).toEqual([
       'async error handler failure',
@@ -332,7 +332,7 @@ describe('createEventHandler()', () => {
     const handler = vi.fn();
     // @ts-expect-error -- not a known event name: a type error, and at run time only a warning
     on('not-a-known-event', handler);
-    expect(log.warn).toHaveBeenCalledWith("'not-a-known-event' is not a known event name; check for typos");
+    expect(log.warn).toHaveBeenCalledWith('"not-a-known-event" is not a known event name; check for typos');
     await receive({ id: '1', name: 'not-a-known-event', payload: {} });
     expect(handler).toHaveBeenCalledTimes(1);
   });
@@ -361,10 +361,10 @@ describe('createEventHandler()', () => {
   });
 
   it.each([
-    ['a missing event', undefined, "'event' must be an object"],
-    ['a missing name', { id: '1', payload: {} }, "'event.name' must be a non-empty string"],
-    ['an empty name', { id: '1', name: '', payload: {} }, "'event.name' must be a non-empty string"],
-    ['a missing payload', { id: '1', name: 'push' }, "'event.payload' must be an object"],
+    ['a missing event', undefined, '"event" must be an object'],
+    ['a missing name', { id: '1', payload: {} }, '"event.name" must be a non-empty string'],
+    ['an empty name', { id: '1', name: '', payload: {} }, '"event.name" must be a non-empty string'],
+    ['a missing payload', { id: '1', name: 'push' }, '"event.payload" must be an object'],
   ])('rejects receive() with a TypeError for %s', async (_label, event, message) => {
     const { receive } = createEventHandler();
     await expect(receive(event as never)).rejects.toThrow(new TypeError(message));
@@ -384,28 +384,28 @@ describe('createEventHandler()', () => {
     [
       'a non-function handler',
       () => createEventHandler().on('push', 'nope' as never),
-      "'handler' must be a function",
+      '"handler" must be a function',
     ],
     [
       'an empty name',
       () => createEventHandler().on('' as never, () => {}),
-      "'name' must be a non-empty string or an array of them",
+      '"name" must be a non-empty string or an array of them',
     ],
     [
       'a non-string name in a list',
       () => createEventHandler().on([1] as never, () => {}),
-      "'name' must be a non-empty string or an array of them",
+      '"name" must be a non-empty string or an array of them',
     ],
-    ['an unknown option', () => createEventHandler({ secret: 'x' } as never), "unknown option 'secret'"],
+    ['an unknown option', () => createEventHandler({ secret: 'x' } as never), 'unknown option "secret"'],
     [
       'a non-function transform',
       () => createEventHandler({ transform: 1 } as never),
-      "'transform' must be a function",
+      '"transform" must be a function',
     ],
     [
       'a log without error()',
       () => createEventHandler({ log: { warn() {} } } as never),
-      "'log' must have 'warn' and 'error' functions",
+      '"log" must have "warn" and "error" functions',
     ],
   ])('throws a TypeError for %s', (_label, act, message) => {
     expect(act).toThrow(new TypeError(message));

@@ -37,7 +37,7 @@ describe('serializePayload()', () => {
 
   it('throws a TypeError for a value JSON cannot represent', () => {
     expect(() => serializePayload(undefined)).toThrow(
-      new TypeError("'payload' cannot be serialized to JSON"),
+      new TypeError('"payload" cannot be serialized to JSON'),
     );
   });
 });

@@ -53,23 +53,23 @@ describe('sign()', () => {
       'a missing secret',
       undefined,
       'x',
-      "'secret' must be a non-empty string or a non-empty array of strings",
+      '"secret" must be a non-empty string or a non-empty array of strings',
     ],
-    ['an empty secret', '', 'x', "'secret' must be a non-empty string or a non-empty array of strings"],
-    ['an empty secret list', [], 'x', "'secret' must be a non-empty string or a non-empty array of strings"],
-    ['an empty secret in a list', ['a', ''], 'x', "'secret' entries must be non-empty strings"],
-    ['a missing payload', 's', undefined, "'payload' must be a non-empty string, Uint8Array or object"],
-    ['a null payload', 's', null, "'payload' must be a non-empty string, Uint8Array or object"],
-    ['an empty payload', 's', '', "'payload' must be a non-empty string, Uint8Array or object"],
-    ['an empty Buffer', 's', Buffer.alloc(0), "'payload' must be a non-empty string, Uint8Array or object"],
-    ['a number payload', 's', 42, "'payload' must be a non-empty string, Uint8Array or object"],
+    ['an empty secret', '', 'x', '"secret" must be a non-empty string or a non-empty array of strings'],
+    ['an empty secret list', [], 'x', '"secret" must be a non-empty string or a non-empty array of strings'],
+    ['an empty secret in a list', ['a', ''], 'x', '"secret" entries must be non-empty strings'],
+    ['a missing payload', 's', undefined, '"payload" must be a non-empty string, Uint8Array or object'],
+    ['a null payload', 's', null, '"payload" must be a non-empty string, Uint8Array or object'],
+    ['an empty payload', 's', '', '"payload" must be a non-empty string, Uint8Array or object'],
+    ['an empty Buffer', 's', Buffer.alloc(0), '"payload" must be a non-empty string, Uint8Array or object'],
+    ['a number payload', 's', 42, '"payload" must be a non-empty string, Uint8Array or object'],
   ])('throws a TypeError for %s', (_case, secret, payload, message) => {
     expect(() => sign(secret as string, payload as string)).toThrow(new TypeError(message));
   });
 
   it('throws a TypeError for an unknown algorithm', () => {
     expect(() => sign('s', 'x', { algorithm: 'md5' as 'sha1' })).toThrow(
-      new TypeError("'algorithm' must be 'sha256' or 'sha1'"),
+      new TypeError('"algorithm" must be "sha256" or "sha1"'),
     );
   });
 });
@@ -128,26 +128,26 @@ describe('verify()', () => {
       undefined,
       'x',
       'sha256=00',
-      "'secret' must be a non-empty string or a non-empty array of strings",
+      '"secret" must be a non-empty string or a non-empty array of strings',
     ],
     [
       'an empty secret',
       '',
       'x',
       'sha256=00',
-      "'secret' must be a non-empty string or a non-empty array of strings",
+      '"secret" must be a non-empty string or a non-empty array of strings',
     ],
     [
       'a missing payload',
       's',
       undefined,
       'sha256=00',
-      "'payload' must be a non-empty string, Uint8Array or object",
+      '"payload" must be a non-empty string, Uint8Array or object',
     ],
-    ['an empty payload', 's', '', 'sha256=00', "'payload' must be a non-empty string, Uint8Array or object"],
-    ['a missing signature', 's', 'x', undefined, "'signature' must be a non-empty string"],
-    ['an empty signature', 's', 'x', '', "'signature' must be a non-empty string"],
-    ['a non-string signature', 's', 'x', 42, "'signature' must be a non-empty string"],
+    ['an empty payload', 's', '', 'sha256=00', '"payload" must be a non-empty string, Uint8Array or object'],
+    ['a missing signature', 's', 'x', undefined, '"signature" must be a non-empty string'],
+    ['an empty signature', 's', 'x', '', '"signature" must be a non-empty string'],
+    ['a non-string signature', 's', 'x', 42, '"signature" must be a non-empty string'],
   ])('throws a TypeError for %s', (_case, secret, payload, signature, message) => {
     expect(() => verify(secret as string, payload as string, signature as string)).toThrow(
       new TypeError(message),

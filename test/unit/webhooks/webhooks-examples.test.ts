@@ -46,7 +46,7 @@ describe('every @octokit/webhooks-examples payload through verifyAndReceive()', 
     // Names outside the catalogue (GHES-only events such as cache_sync) only warn, and still reach handlers.
     const unknown = names.filter((name) => name !== '*' && !isKnownEventName(name));
     expect(log.warn.mock.calls).toEqual(
-      unknown.map((name) => [`'${name}' is not a known event name; check for typos`]),
+      unknown.map((name) => [`"${name}" is not a known event name; check for typos`]),
     );
   });
 });

@@ -21,23 +21,23 @@ function quiet() {
 
 describe('new Webhooks()', () => {
   it.each([
-    ['no options', undefined, "'options' must be an object"],
-    ['a missing secret', {}, "'secret' must be a non-empty string or a non-empty array of strings"],
+    ['no options', undefined, '"options" must be an object'],
+    ['a missing secret', {}, '"secret" must be a non-empty string or a non-empty array of strings'],
     [
       'an empty secret',
       { secret: '' },
-      "'secret' must be a non-empty string or a non-empty array of strings",
+      '"secret" must be a non-empty string or a non-empty array of strings',
     ],
-    ['an unknown option', { secret: 's', secrets: ['a'] }, "unknown option 'secrets'"],
-    ['a path without a leading slash', { secret: 's', path: 'hooks' }, "'path' must start with '/'"],
-    ['a zero timeout', { secret: 's', timeout: 0 }, "'timeout' must be a positive integer"],
+    ['an unknown option', { secret: 's', secrets: ['a'] }, 'unknown option "secrets"'],
+    ['a path without a leading slash', { secret: 's', path: 'hooks' }, '"path" must start with "/"'],
+    ['a zero timeout', { secret: 's', timeout: 0 }, '"timeout" must be a positive integer'],
     [
       'a negative maxBodyBytes',
       { secret: 's', maxBodyBytes: -1 },
-      "'maxBodyBytes' must be a positive integer",
+      '"maxBodyBytes" must be a positive integer',
     ],
-    ['a non-function transform', { secret: 's', transform: 'x' }, "'transform' must be a function"],
-    ['an unknown header option', { secret: 's', headers: { name: 'x' } }, "unknown option 'headers.name'"],
+    ['a non-function transform', { secret: 's', transform: 'x' }, '"transform" must be a function'],
+    ['an unknown header option', { secret: 's', headers: { name: 'x' } }, 'unknown option "headers.name"'],
   ])('throws a TypeError naming the field for %s', (_label, options, message) => {
     expect(() => new Webhooks(options as never)).toThrow(new TypeError(message));
   });
@@ -67,7 +67,7 @@ describe('Webhooks endpoints (spec)', () => {
     it('throws when the payload is missing', () => {
       const webhooks = new Webhooks({ secret: SECRET });
       expect(() => webhooks.sign(undefined as never)).toThrow(
-        new TypeError("'payload' must be a non-empty string, Uint8Array or object"),
+        new TypeError('"payload" must be a non-empty string, Uint8Array or object'),
       );
     });
   });
@@ -85,7 +85,7 @@ describe('Webhooks endpoints (spec)', () => {
     it('throws when the payload or the signature is missing', () => {
       expect(() => webhooks.verify(undefined as never, 'sha256=00')).toThrow(TypeError);
       expect(() => webhooks.verify(body, undefined as never)).toThrow(
-        new TypeError("'signature' must be a non-empty string"),
+        new TypeError('"signature" must be a non-empty string'),
       );
     });
 
@@ -266,7 +266,7 @@ describe('Webhooks endpoints (spec)', () => {
       webhooks.on('error', onError);
       await expect(
         webhooks.verifyAndReceive({ id: 'd', name: 'issues', payload: body, signature: '' }),
-      ).rejects.toMatchObject({ code: 'missing_signature', status: 400, message: "'signature' is missing" });
+      ).rejects.toMatchObject({ code: 'missing_signature', status: 400, message: '"signature" is missing' });
       expect(onError).toHaveBeenCalledTimes(1);
     });
 
@@ -313,16 +313,16 @@ describe('Webhooks endpoints (spec)', () => {
     });
 
     it.each([
-      ['a missing event', undefined, "'event' must be an object"],
+      ['a missing event', undefined, '"event" must be an object'],
       [
         'a missing name',
         { payload: '{}', signature: 'sha256=00' },
-        "'event.name' must be a non-empty string",
+        '"event.name" must be a non-empty string',
       ],
       [
         'a missing payload',
         { name: 'push', signature: 'sha256=00' },
-        "'payload' must be a non-empty string, Uint8Array or object",
+        '"payload" must be a non-empty string, Uint8Array or object',
       ],
     ])('rejects with a TypeError for %s', async (_label, event, message) => {
       const webhooks = new Webhooks({ secret: SECRET });
