@@ -12,12 +12,11 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import middy from '@middy/core';
-import type { Context, EventBridgeEvent } from 'aws-lambda';
+import type { EventBridgeEvent } from 'aws-lambda';
 import { numberEnv, optionalEnv, requireEnv } from '../../lib/aws/env.js';
 import { type DeliveryDetail, resolveDelivery } from '../../lib/aws/index.js';
 import { createEventHandler } from '../../lib/webhooks/index.js';
 import { createTokenSource, readOAuthClients } from '../shared/oauth-clients.js';
-import { deliveryReceipt, recordReceipt } from '../shared/receipts.js';
 
 const logger = new Logger({ serviceName: 'forgebridge-subscriber' });
 
@@ -48,32 +47,30 @@ interface IssuesOpened {
   repository: { full_name: string };
 }
 
-/** What the handler learnt from the forge API, for the receipt. */
-let lastCall: { status: number; title?: string } | undefined;
-
 const events = createEventHandler();
 events.on('issues.opened', async ({ id, payload }) => {
   const { issue, repository } = payload as unknown as IssuesOpened;
   const token = await (await tokens.store()).get();
   const response = await token.get(`${forgeApiUrl}/repos/${repository.full_name}/issues/${issue.number}`);
   const body = response.parsed as { title?: unknown } | undefined;
-  lastCall = { status: response.status, ...(typeof body?.title === 'string' ? { title: body.title } : {}) };
-  logger.info('issue opened', {
+  logger.info('forge api called', {
     delivery: id,
-    repository: repository.full_name,
-    issue: issue.number,
-    forgeApi: lastCall,
+    status: response.status,
+    ...(typeof body?.title === 'string' ? { title: body.title } : {}),
   });
 });
 
-async function run(event: EventBridgeEvent<string, DeliveryDetail>, context: Context): Promise<void> {
+async function run(event: EventBridgeEvent<string, DeliveryDetail>): Promise<void> {
   const delivery = await resolveDelivery(event, { s3 });
-  lastCall = undefined;
-  await events.receive(delivery as Parameters<typeof events.receive>[0]);
-  recordReceipt({
-    ...deliveryReceipt(context.functionName, event, delivery),
-    ...(lastCall === undefined ? {} : { forgeApi: lastCall }),
+  const action = (delivery.payload as { action?: unknown } | null)?.action;
+  logger.info('delivery received', {
+    delivery: delivery.id,
+    event: delivery.name,
+    ...(typeof action === 'string' ? { action } : {}),
+    detailType: event['detail-type'],
+    claimCheck: event.detail.payloadRef !== undefined,
   });
+  await events.receive(delivery as Parameters<typeof events.receive>[0]);
 }
 
 /**
