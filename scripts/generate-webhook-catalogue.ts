@@ -17,8 +17,6 @@
  * - An event whose `action` schema is a free string (`repository_dispatch`: the sender's `event_type`) has no
  *   fixed actions: its example action in the description is dropped and any `event.<anything>` is accepted.
  * - The output is sorted and byte-for-byte deterministic.
- *
- * @see https://docs.github.com/webhooks/webhook-events-and-payloads
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -182,9 +180,6 @@ interface Entry {
 
 /**
  * Everything the generator writes, by file name (relative to the output directory).
- *
- * @example
- * const files: GeneratedFiles = generate(defaultSource());
  */
 export type GeneratedFiles = Map<string, string>;
 
@@ -193,9 +188,6 @@ const repoRoot = resolve(scriptDir, '..');
 
 /**
  * Default output directory.
- *
- * @example
- * staleFiles(defaultOutDir, generate(defaultSource())); // [] when up to date
  */
 export const defaultOutDir = join(repoRoot, 'lib/webhooks/generated');
 
@@ -210,9 +202,6 @@ function sourcePackageDir(): string {
 
 /**
  * The source description's path and the package version that goes into the DO-NOT-EDIT line.
- *
- * @example
- * defaultSource(); // { file: '.../@octokit/openapi-webhooks/generated/api.github.com.json', version: '12.1.0' }
  */
 export function defaultSource(): { file: string; version: string } {
   const dir = sourcePackageDir();
@@ -222,7 +211,7 @@ export function defaultSource(): { file: string; version: string } {
 
 function refName(ref: string): string {
   const prefix = '#/components/schemas/';
-  if (!ref.startsWith(prefix)) throw new Error(`unsupported $ref '${ref}'`);
+  if (!ref.startsWith(prefix)) throw new Error(`unsupported $ref "${ref}"`);
   return ref.slice(prefix.length);
 }
 
@@ -232,9 +221,9 @@ class Resolver {
   deref(schema: Schema): Schema {
     let current = schema;
     for (let depth = 0; current.$ref !== undefined; depth++) {
-      if (depth > 20) throw new Error(`$ref cycle at '${schema.$ref}'`);
+      if (depth > 20) throw new Error(`$ref cycle at "${schema.$ref}"`);
       const target = this.description.components.schemas[refName(current.$ref)];
-      if (target === undefined) throw new Error(`unknown schema '${current.$ref}'`);
+      if (target === undefined) throw new Error(`unknown schema "${current.$ref}"`);
       current = target;
     }
     return current;
@@ -299,10 +288,6 @@ class Resolver {
 
 /**
  * The PascalCase of an event or action name, for type and constant names.
- *
- * @example
- * pascalCase('check_run'); // 'CheckRun'
- * pascalCase('on-demand-test'); // 'OnDemandTest'
  */
 export function pascalCase(name: string): string {
   return name
@@ -314,9 +299,6 @@ export function pascalCase(name: string): string {
 
 /**
  * The neutral spelling of a forge event name: the platform name becomes `forge`.
- *
- * @example
- * neutralName('github_app_authorization'); // 'forge_app_authorization'
  */
 export function neutralName(name: string): string {
   return name.replaceAll(PLATFORM_WORD, NEUTRAL_WORD);
@@ -341,7 +323,7 @@ function readEntries(description: Description, resolver: Resolver): Entry[] {
     const [rawEvent, rawAction] = operation.operationId.split('/') as [string, string | undefined];
     const event = neutralName(rawEvent.replaceAll('-', '_'));
     const roots = resolver.objects(operation.requestBody.content['application/json'].schema);
-    if (roots.length === 0) throw new Error(`webhook '${key}' has no object payload schema`);
+    if (roots.length === 0) throw new Error(`webhook "${key}" has no object payload schema`);
 
     const actionSchemas = roots.map((root) => root.properties?.action).filter((s) => s !== undefined);
     let action: string | undefined;
@@ -350,7 +332,7 @@ function readEntries(description: Description, resolver: Resolver): Entry[] {
       const values = new Set(actionSchemas.flatMap((s) => resolver.deref(s).enum ?? []));
       if (values.size === 0) freeForm = true;
       else if (values.size === 1) action = String([...values][0]);
-      else throw new Error(`webhook '${key}' has several actions: ${[...values].join(', ')}`);
+      else throw new Error(`webhook "${key}" has several actions: ${[...values].join(', ')}`);
     } else if (rawAction !== undefined) {
       action = rawAction.replaceAll('-', '_');
     }
@@ -395,7 +377,7 @@ function commonFieldTypes(
       if (property !== undefined) shapes.push(...resolver.objects(property));
     }
   }
-  if (shapes.length === 0) throw new Error(`no payload has a '${field}' field`);
+  if (shapes.length === 0) throw new Error(`no payload has a "${field}" field`);
   return COMMON_FIELDS[field].fields.map((name) => {
     const types = new Set<string>();
     let required = true;
@@ -416,7 +398,7 @@ function commonFieldTypes(
         for (const type of resolver.tsType(property)) types.add(type);
       }
     }
-    if (!seen) throw new Error(`no '${field}' schema has a '${name}' field: update COMMON_FIELDS`);
+    if (!seen) throw new Error(`no "${field}" schema has a "${name}" field: update COMMON_FIELDS`);
     // A plain `string` absorbs string literals: keep the union readable.
     if (types.has('string')) for (const t of types) if (t.startsWith('"')) types.delete(t);
     const ordered = [...types].sort((a, b) => (a === 'null' ? 1 : b === 'null' ? -1 : a.localeCompare(b)));
@@ -469,7 +451,7 @@ function buildModel(entries: Entry[], rawNames: Map<string, string>): EventModel
       model.fields = entry.fields;
     } else {
       if (model.actions.some((a) => a.name === entry.action)) {
-        throw new Error(`duplicate action '${entry.event}.${entry.action}'`);
+        throw new Error(`duplicate action "${entry.event}.${entry.action}"`);
       }
       model.actions.push({
         name: entry.action,
@@ -491,7 +473,7 @@ function buildModel(entries: Entry[], rawNames: Map<string, string>): EventModel
       // An entry with `fields` stands for a whole event the forge lacked; it is back now.
       if (spec.fields !== undefined || spec.actions.length === 0) {
         throw new Error(
-          `spec-only event '${spec.event}' is in the forge's description: remove it from SPEC_ONLY`,
+          `spec-only event "${spec.event}" is in the forge's description: remove it from SPEC_ONLY`,
         );
       }
       fields = model.freeForm ? model.fields : (model.actions[0]?.fields ?? model.fields);
@@ -510,7 +492,7 @@ function buildModel(entries: Entry[], rawNames: Map<string, string>): EventModel
     for (const action of spec.actions) {
       if (model.actions.some((a) => a.name === action)) {
         throw new Error(
-          `spec-only action '${spec.event}.${action}' is in the forge's description: remove it from SPEC_ONLY`,
+          `spec-only action "${spec.event}.${action}" is in the forge's description: remove it from SPEC_ONLY`,
         );
       }
       model.actions.push({
@@ -693,7 +675,7 @@ function emitPayloads(
 
   const names = new Set<string>();
   const claim = (name: string): string => {
-    if (names.has(name)) throw new Error(`type name collision: '${name}'`);
+    if (names.has(name)) throw new Error(`type name collision: "${name}"`);
     names.add(name);
     return name;
   };
@@ -812,14 +794,11 @@ function emitPayloadShapes(
 
 /**
  * Builds every generated file from a description. Pure: reads only the given source.
- *
- * @example
- * const files = generate(defaultSource()); // Map { 'catalogue.ts' => '// DO NOT EDIT: ...', ... }
  */
 export function generate(source: { file: string; version: string }): GeneratedFiles {
   const description = JSON.parse(readFileSync(source.file, 'utf8')) as Description;
   if (typeof description.webhooks !== 'object' || description.webhooks === null) {
-    throw new Error(`'${source.file}' has no 'webhooks' section`);
+    throw new Error(`"${source.file}" has no "webhooks" section`);
   }
   const resolver = new Resolver(description);
   const entries = readEntries(description, resolver);
@@ -831,7 +810,7 @@ export function generate(source: { file: string; version: string }): GeneratedFi
   const events = buildModel(entries, rawNames);
   for (const event of events) {
     for (const name of [event.name, ...event.actions.map((a) => a.name)]) {
-      if (name.toLowerCase().includes(PLATFORM_WORD)) throw new Error(`name '${name}' is not neutral`);
+      if (name.toLowerCase().includes(PLATFORM_WORD)) throw new Error(`name "${name}" is not neutral`);
     }
   }
   const commonTypes = new Map<CommonField, CommonFieldType[]>();
@@ -849,9 +828,6 @@ export function generate(source: { file: string; version: string }): GeneratedFi
 
 /**
  * Files in `outDir` that differ from `files`, are missing, or are no longer produced.
- *
- * @example
- * staleFiles(dir, generate(defaultSource())); // ['catalogue.ts (differs)']
  */
 export function staleFiles(outDir: string, files: GeneratedFiles): string[] {
   const stale: string[] = [];
@@ -870,9 +846,6 @@ export function staleFiles(outDir: string, files: GeneratedFiles): string[] {
 
 /**
  * Writes the files into `outDir` (created when missing).
- *
- * @example
- * writeFiles(defaultOutDir, generate(defaultSource()));
  */
 export function writeFiles(outDir: string, files: GeneratedFiles): void {
   mkdirSync(outDir, { recursive: true });
@@ -883,15 +856,12 @@ function option(args: string[], name: string): string | undefined {
   const index = args.indexOf(name);
   if (index === -1) return undefined;
   const value = args[index + 1];
-  if (value === undefined || value.startsWith('--')) throw new TypeError(`option '${name}' needs a value`);
+  if (value === undefined || value.startsWith('--')) throw new TypeError(`option "${name}" needs a value`);
   return value;
 }
 
 /**
  * Command-line entry; returns the exit status: 0 done or up to date, 1 stale or failed, 2 bad usage.
- *
- * @example
- * process.exitCode = main(['--check']);
  */
 export function main(args: string[]): number {
   const known = new Set(['--check', '--out', '--source']);
@@ -901,7 +871,7 @@ export function main(args: string[]): number {
       return 2;
     }
     if (!arg.startsWith('--') && !['--out', '--source'].includes(args[i - 1] ?? '')) {
-      process.stderr.write(`unexpected argument '${arg}'\n`);
+      process.stderr.write(`unexpected argument "${arg}"\n`);
       return 2;
     }
   }

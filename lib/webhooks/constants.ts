@@ -1,37 +1,17 @@
 /**
- * Constants of the webhook toolset: header names, limits, error codes and event-name aliases.
- *
- * @see https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
- */
-
-/**
  * Default names of the delivery headers, lowercase (Node.js and Lambda hand them over lowercased; they are
  * read case-insensitively anyway). A real forge's names (`x-github-event`, `x-gitea-event`) can be configured.
- *
- * @example
- * ```ts
- * req.headers[DefaultHeaders.event]; // 'push'
- * ```
  */
 export const DefaultHeaders = {
-  /** Event name header: `x-forge-event`. */
   event: 'x-forge-event',
-  /** Delivery id header: `x-forge-delivery`. */
   delivery: 'x-forge-delivery',
-  /** HMAC-SHA256 signature header: `x-hub-signature-256` (`sha256=<hex>`). */
+  /** `sha256=<hex>` */
   signature256: 'x-hub-signature-256',
-  /** Legacy HMAC-SHA1 signature header: `x-hub-signature` (`sha1=<hex>`). */
+  /** `sha1=<hex>`, the legacy signature */
   signature: 'x-hub-signature',
 } as const;
 
-/**
- * Signature algorithms and the prefix each writes before its hex digest.
- *
- * @example
- * ```ts
- * sign(secret, body, { algorithm: SignatureAlgorithms.sha1 }); // 'sha1=…'
- * ```
- */
+/** Signature algorithms and the prefix each writes before its hex digest. */
 export const SignatureAlgorithms = {
   sha256: 'sha256',
   sha1: 'sha1',
@@ -43,17 +23,12 @@ export const DEFAULT_MAX_BODY_BYTES = 25 * 1024 * 1024;
 /** Default time the middleware waits for handlers before answering 202: 9 seconds (the forge waits 10). */
 export const DEFAULT_TIMEOUT_MS = 9_000;
 
-/** Default path the middleware answers on: `/`. */
+/** Default path the middleware answers on. */
 export const DEFAULT_PATH = '/';
 
 /**
  * Stable error codes carried by errors and by failed `readDelivery` results. Compare against these, never
  * against messages.
- *
- * @example
- * ```ts
- * if (!result.ok && result.code === ErrorCodes.invalidSignature) console.warn('forged delivery');
- * ```
  */
 export const ErrorCodes = {
   /** The request is not a POST on the middleware's path (404). */

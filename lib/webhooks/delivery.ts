@@ -1,8 +1,6 @@
 /**
  * `readDelivery`: the pure, I/O-free check of one webhook delivery, shared by the Node middleware and the
  * Lambda ingest so that both answer identically.
- *
- * @see https://docs.github.com/en/webhooks/webhook-events-and-payloads#delivery-headers
  */
 import { DEFAULT_MAX_BODY_BYTES, DefaultHeaders, ErrorCodes } from './constants.js';
 import { neutralEventName } from './event-names.js';
@@ -63,16 +61,13 @@ const resolvedCache = new WeakMap<object, ResolvedDeliveryOptions>();
  * is the sole signature and `allowSha1` is on. The forge's `github_app_authorization` is reported as
  * `forge_app_authorization`.
  *
- * @param request - Method (optional), headers (any case) and the exact raw body.
- * @param options - Secret(s), header names, `allowSha1`, `maxBodyBytes`, `requireDeliveryId`.
- * @returns `{ ok: true, id, name, payload, rawBody }` or `{ ok: false, status, code, message }`.
  * @throws TypeError when `options` are invalid (a programming error, not a bad delivery).
  * @example
  * ```ts
  * const result = readDelivery({ headers: event.headers, body: rawBody }, { secret });
  * if (!result.ok) return { statusCode: result.status, body: JSON.stringify({ error: result }) };
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc9110#section-15.5
+ * @see https://docs.github.com/en/webhooks/webhook-events-and-payloads#delivery-headers
  */
 export function readDelivery(request: DeliveryRequest, options: DeliveryOptions): DeliveryResult {
   const resolved = resolveDeliveryOptions(options);

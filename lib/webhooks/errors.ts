@@ -1,8 +1,6 @@
 /**
  * Errors of the webhook toolset. Every one carries a stable `code` and the HTTP `status` the middleware
  * answers with; messages never contain a secret or a signature.
- *
- * @see https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
  */
 import { ErrorCodes } from './constants.js';
 import type { ReceivedEvent } from './types.js';
@@ -17,11 +15,6 @@ interface WebhooksErrorOptions {
 /**
  * Base class of the toolset's errors. `instanceof WebhooksError` is also true for `WebhookReceiveError`,
  * which extends `AggregateError` so that `.errors` keeps its standard meaning.
- *
- * @example
- * ```ts
- * try { await webhooks.verifyAndReceive(delivery); } catch (e) { if (e instanceof WebhooksError) e.code; }
- * ```
  */
 export class WebhooksError extends Error {
   /** Stable machine-readable code, one of `ErrorCodes`. */
@@ -51,11 +44,6 @@ export class WebhooksError extends Error {
 /**
  * A delivery whose signature does not match any configured secret (`invalid_signature`, 401), or that has
  * no signature at all (`missing_signature`, 400). Rejected by `verifyAndReceive` and emitted to `error`.
- *
- * @example
- * ```ts
- * webhooks.on('error', (e) => { if (e instanceof WebhookVerificationError) console.warn(e.code); });
- * ```
  */
 export class WebhookVerificationError extends WebhooksError {
   constructor(message: string, options: Omit<WebhooksErrorOptions, 'status'> & { status?: number }) {
@@ -64,14 +52,7 @@ export class WebhookVerificationError extends WebhooksError {
   }
 }
 
-/**
- * A verified body that is not a JSON object (`invalid_json`, 400).
- *
- * @example
- * ```ts
- * await webhooks.verifyAndReceive({ name: 'push', payload: 'not json', signature }); // rejects
- * ```
- */
+/** A verified body that is not a JSON object (`invalid_json`, 400). */
 export class WebhookPayloadError extends WebhooksError {
   constructor(message: string, options: Omit<WebhooksErrorOptions, 'code' | 'status'> = {}) {
     super(message, { code: ErrorCodes.invalidJson, status: 400, ...options });
@@ -82,11 +63,6 @@ export class WebhookPayloadError extends WebhooksError {
 /**
  * Rejection of a `receive()` in which handlers failed (`handler_failed`, 500): `.errors` holds every
  * handler's error, `.event` the event. The same error is passed to every `error` handler.
- *
- * @example
- * ```ts
- * try { await webhooks.receive(event); } catch (e) { if (e instanceof WebhookReceiveError) e.errors.length; }
- * ```
  */
 export class WebhookReceiveError extends AggregateError {
   /** Always `handler_failed`. */

@@ -1,8 +1,3 @@
-/**
- * The event handler: `on`, `removeListener` and `receive`, usable on its own with no secret and no HTTP.
- *
- * @see https://docs.github.com/en/webhooks/webhook-events-and-payloads
- */
 import { WebhookReceiveError } from './errors.js';
 import { isKnownEventName, neutralEventName } from './event-names.js';
 import type { EmitterWebhookEventName } from './event-types.js';
@@ -41,14 +36,6 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
  * - When handlers fail, one `WebhookReceiveError` (an `AggregateError` with `.errors` and `.event`) goes to
  *   every `error` handler (async ones are not awaited; one that throws is only logged), then `receive`
  *   rejects with it.
- *
- * @example
- * ```ts
- * const handler = new EventHandler();
- * handler.on('issues.opened', ({ payload }) => console.log(payload.issue.title));
- * await handler.receive({ id: 'd-1', name: 'issues', payload });
- * ```
- * @see https://docs.github.com/en/webhooks/webhook-events-and-payloads
  */
 export class EventHandler<TTransformed = unknown> {
   /** Handlers by name; arrays are replaced, never mutated, so a running `receive` keeps its snapshot. */
@@ -232,14 +219,12 @@ export class EventHandler<TTransformed = unknown> {
  * Creates a standalone event handler: `on`, `removeListener` and `receive` (no secret, no HTTP). The
  * returned functions are bound, so they can be destructured.
  *
- * @param options - `transform` (may be async; runs once per handler) and `log` (default `console`).
  * @example
  * ```ts
  * const { on, receive } = createEventHandler();
  * on(['push', 'issues.opened'], (event) => console.log(event.name, event.id));
  * await receive({ id: 'd-1', name: 'push', payload: { ref: 'refs/heads/main' } });
  * ```
- * @see https://docs.github.com/en/webhooks/webhook-events-and-payloads
  */
 export function createEventHandler<TTransformed = unknown>(
   options?: EventHandlerOptions<TTransformed>,

@@ -5,28 +5,18 @@ export { EventNames };
 
 /**
  * Every known plain event name, in its neutral spelling (`forge_app_authorization`, not the forge's own name).
- *
- * @example
- * const name: WebhookEventName = 'check_run';
- * @see https://docs.github.com/webhooks/webhook-events-and-payloads
  */
 export type WebhookEventName = EventNames.StringNames;
 
 /**
  * Every name a handler can be registered for: a plain event name, a known `event.action` pair, or
  * `repository_dispatch.<anything>` (its actions are the sender's free-form `event_type`).
- *
- * @example
- * const names: EmitterWebhookEventName[] = ['issues', 'issues.opened', 'repository_dispatch.deploy'];
  */
 export type EmitterWebhookEventName = EventNames.All | `repository_dispatch.${string}`;
 
 /**
  * Every name of {@link EventNames.All} as a set, for the runtime "unknown event only warns" check.
  * A `repository_dispatch.<anything>` name is known too: use {@link isKnownEventName} to include it.
- *
- * @example
- * if (!knownEventNames.has(name)) logger.warn(`unknown event '${name}'`);
  */
 export const knownEventNames: ReadonlySet<string> = /* @__PURE__ */ allEventNames();
 
@@ -45,11 +35,6 @@ function freeFormActionPrefixes(): readonly string[] {
 /**
  * Whether `name` is a known event name: a plain name, a known `event.action` pair, or an action of an event
  * whose actions are free-form (`repository_dispatch.<anything>`).
- *
- * @example
- * isKnownEventName('issues.opened'); // true
- * isKnownEventName('repository_dispatch.deploy'); // true
- * isKnownEventName('not-a-known-event'); // false
  */
 export function isKnownEventName(name: string): name is EmitterWebhookEventName {
   if (knownEventNames.has(name)) return true;
@@ -59,11 +44,6 @@ export function isKnownEventName(name: string): name is EmitterWebhookEventName 
 /**
  * The neutral name of an event (or `event.action`) as a real forge spells it: `github_app_authorization`
  * becomes `forge_app_authorization`; every other name is returned unchanged.
- *
- * @example
- * neutralEventName('github_app_authorization'); // 'forge_app_authorization'
- * neutralEventName('github_app_authorization.revoked'); // 'forge_app_authorization.revoked'
- * neutralEventName('push'); // 'push'
  */
 export function neutralEventName(name: string): string {
   const dot = name.indexOf('.');

@@ -2,40 +2,10 @@ import type { EmitterWebhookEventName, WebhookEventName } from './event-names.js
 import type { ActionPayloadMap, EventPayloadMap } from './generated/payload-maps.js';
 import type * as EventPayloads from './generated/payloads.js';
 
-/**
- * The payload types of the known events, as a type namespace: `EventPayloads.WebhookPayloadCheckRun` (any
- * action of `check_run`), `EventPayloads.WebhookPayloadCheckRunCompleted` (one action), and the typed common
- * objects `ForgeUser`, `ForgeRepository`, `ForgeOrganization`, `ForgeInstallation`. The common fields
- * (`action`, `sender`, `repository`, `organization`, `installation`) are typed; every other field is open.
- *
- * @example
- * function title(payload: EventPayloads.WebhookPayloadIssues): string {
- *   return `${payload.repository.full_name}: ${payload.action}`;
- * }
- * @see https://docs.github.com/webhooks/webhook-events-and-payloads
- */
-// The name types live in event-names.ts; they are re-exported here so that every catalogue type can be
-// imported from one module.
-/**
- * Plain event name -> payload type (for an event with actions: the union of its actions' payloads).
- *
- * @example
- * type Push = EventPayloadMap['push'];
- */
-/**
- * `event.action` name -> the payload narrowed to that action.
- *
- * @example
- * type Opened = ActionPayloadMap['issues.opened']; // action: 'opened'
- */
+// Re-exported so that every catalogue type can be imported from this one module.
 export type { ActionPayloadMap, EmitterWebhookEventName, EventPayloadMap, EventPayloads, WebhookEventName };
 
-/**
- * The plain event name of an emitter name: `issues.opened` -> `issues`, `push` -> `push`.
- *
- * @example
- * type E = EventNameOf<'issues.opened'>; // 'issues'
- */
+/** The plain event name of an emitter name: `issues.opened` -> `issues`, `push` -> `push`. */
 export type EventNameOf<Name extends EmitterWebhookEventName> = Name extends `${infer Event}.${string}`
   ? Event
   : Name;
@@ -44,9 +14,6 @@ export type EventNameOf<Name extends EmitterWebhookEventName> = Name extends `${
  * The payload type of an emitter name: a plain name gives the union of its actions' payloads, an
  * `event.action` name the payload narrowed to that action, and `repository_dispatch.<type>` the dispatch
  * payload with that `action`.
- *
- * @example
- * type P = PayloadFor<'issues.opened'>; // EventPayloads.WebhookPayloadIssuesOpened
  */
 export type PayloadFor<Name extends EmitterWebhookEventName> = Name extends keyof ActionPayloadMap
   ? ActionPayloadMap[Name]
@@ -77,7 +44,6 @@ export type InferPayload = typeof inferPayload;
  * @example
  * const handler = (event: WebhookEvent<'issues.opened'>) => event.payload.repository.full_name;
  * type Custom = WebhookEvent<'push', { ref: string }>; // payload: { ref: string }
- * @see https://docs.github.com/webhooks/webhook-events-and-payloads
  */
 export type WebhookEvent<
   Name extends EmitterWebhookEventName = EmitterWebhookEventName,

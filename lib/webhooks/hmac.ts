@@ -1,14 +1,7 @@
-/**
- * Internal HMAC helpers shared by `sign`, `verify` and `readDelivery`: argument checks and digests over the
- * exact bytes. Not exported from the package.
- *
- * @see https://www.rfc-editor.org/rfc/rfc2104
- */
 import { createHmac } from 'node:crypto';
 import { serializePayload } from './serialize.js';
 import type { Secret, SignatureAlgorithm, SignaturePayload } from './types.js';
 
-/** Length of the lowercase hex digest per algorithm. */
 export const DIGEST_HEX_LENGTH = { sha256: 64, sha1: 40 } as const;
 
 /**

@@ -1,8 +1,6 @@
 /**
  * forgebridge webhook toolset: sign and verify deliveries, dispatch events to typed handlers, and serve them
  * over HTTP. Named exports only; deeper paths are private.
- *
- * @see https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
  */
 
 export {

@@ -1,23 +1,10 @@
-/**
- * The Node.js middleware: a `node:http` request listener (also Express/Connect-style with `next`) that
- * streams the body with a byte limit, checks it with `readDelivery`'s rules, then runs the handlers.
- *
- * @see https://docs.github.com/en/webhooks/using-webhooks/best-practices-for-using-webhooks#respond-within-10-seconds
- */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type HasWebhooksConfig, kWebhooksConfig } from './config.js';
 import { ErrorCodes } from './constants.js';
 import { readDeliveryBody, readDeliveryHead } from './delivery.js';
 import type { MiddlewareOptions } from './types.js';
 
-/**
- * A request listener for `http.createServer()` and Express/Connect-style frameworks. It never rejects.
- *
- * @example
- * ```ts
- * http.createServer(webhooks.middleware).listen(3000);
- * ```
- */
+/** A request listener for `http.createServer()` and Express/Connect-style frameworks. It never rejects. */
 export type NodeMiddleware = (
   request: IncomingMessage,
   response: ServerResponse,
@@ -50,14 +37,7 @@ const MIDDLEWARE_OPTION_KEYS = new Set(['path', 'timeout', 'maxBodyBytes']);
  * Error bodies are `{"error":{"code","message"}}` and never hold the secret, the signature or handler
  * internals.
  *
- * @param webhooks - The `Webhooks` instance whose secret, header names and handlers are used.
- * @param options - `path`, `timeout` (ms), `maxBodyBytes`.
- * @example
- * ```ts
- * const server = http.createServer(createNodeMiddleware(webhooks, { path: '/api/webhooks' }));
- * server.listen(3000, '127.0.0.1');
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc9110#section-15
+ * @see https://docs.github.com/en/webhooks/using-webhooks/best-practices-for-using-webhooks#respond-within-10-seconds
  */
 export function createNodeMiddleware(
   webhooks: HasWebhooksConfig,

@@ -1,59 +1,24 @@
-/**
- * Webhook proxy channel client for local development: reads a channel of a webhook proxy service (smee.io or
- * a self-hosted one) with an EventSource and relays every delivery to `webhooks.verifyAndReceive`.
- *
- * @see https://html.spec.whatwg.org/multipage/server-sent-events.html
- */
 import { EventEmitter } from 'node:events';
 import { ProxyChannelError, ProxyChannelErrorCodes } from './proxy-errors.js';
 import { type ProxyMessageKeys, readProxyMessage } from './proxy-message.js';
 import type { Logger, SignedEvent } from './types.js';
 
-/**
- * What the channel relays to: anything with the `Webhooks#verifyAndReceive` method.
- *
- * @example
- * ```ts
- * const target: ProxyChannelTarget = new Webhooks({ secret });
- * ```
- */
+/** What the channel relays to: anything with the `Webhooks#verifyAndReceive` method. */
 export interface ProxyChannelTarget {
   verifyAndReceive(event: SignedEvent): Promise<void>;
 }
 
-/**
- * The part of an EventSource the channel uses; the `eventsource` package's class and the WHATWG one fit.
- *
- * @example
- * ```ts
- * const source: ProxyEventSource = new EventSource(url);
- * ```
- */
+/** The part of an EventSource the channel uses; the `eventsource` package's class and the WHATWG one fit. */
 export interface ProxyEventSource {
   readonly readyState: number;
   addEventListener(type: 'open' | 'message' | 'error', listener: (event: Event) => void): void;
   close(): void;
 }
 
-/**
- * An EventSource constructor, such as the `eventsource` package's (the default) or the WHATWG global.
- *
- * @example
- * ```ts
- * import { EventSource } from 'eventsource';
- * const Source: ProxyEventSourceConstructor = EventSource;
- * ```
- */
+/** An EventSource constructor, such as the `eventsource` package's (the default) or the WHATWG global. */
 export type ProxyEventSourceConstructor = new (url: string) => ProxyEventSource;
 
-/**
- * Options of {@link createProxyChannel} / `new ProxyChannel()`.
- *
- * @example
- * ```ts
- * createProxyChannel({ url: 'https://smee.io/abc', webhooks, onError: (e) => console.warn(e.code) });
- * ```
- */
+/** Options of {@link createProxyChannel} / `new ProxyChannel()`. */
 export interface ProxyChannelOptions {
   /** The channel URL (`https://smee.io/<channel>`). Required. Treat it as a secret: anyone can read it. */
   url: string | URL;
@@ -80,11 +45,6 @@ export interface ProxyChannelOptions {
 /**
  * Events of a {@link ProxyChannel}: `open` (stream connected, also after a reconnect), `delivery` (a message
  * went through `verifyAndReceive` without error), `error` (a {@link ProxyChannelError}).
- *
- * @example
- * ```ts
- * channel.on('delivery', ({ id, name }) => console.log('relayed', name, id));
- * ```
  */
 export interface ProxyChannelEvents {
   open: [];
@@ -117,7 +77,7 @@ async function loadEventSource(): Promise<ProxyEventSourceConstructor> {
 }
 
 /**
- * A connection to a webhook proxy channel. It relays each delivery message to `webhooks.verifyAndReceive`
+ * A connection to a webhook proxy channel (smee.io or a self-hosted one), for local development. It relays each delivery message to `webhooks.verifyAndReceive`
  * (several may be in flight at once), ignores the service's `ready` and `ping` events, reports every bad
  * message, rejected delivery and connection problem as an `error` event (and to `onError`) without ever
  * stopping, and reconnects as the EventSource does. `close()` stops it.
@@ -135,7 +95,6 @@ async function loadEventSource(): Promise<ProxyEventSourceConstructor> {
  * // ... later
  * await channel.close();
  * ```
- * @see https://html.spec.whatwg.org/multipage/server-sent-events.html
  */
 export class ProxyChannel extends EventEmitter<ProxyChannelEvents> {
   /** Resolves when the stream is first open; rejects when it fails for good or is closed before. */
@@ -203,11 +162,6 @@ export class ProxyChannel extends EventEmitter<ProxyChannelEvents> {
   /**
    * Stops reading the channel: closes the EventSource, relays no further message, and resolves once the
    * deliveries already handed to `verifyAndReceive` have settled. Safe to call more than once.
-   *
-   * @example
-   * ```ts
-   * process.on('SIGINT', () => channel.close());
-   * ```
    */
   async close(): Promise<void> {
     if (!this.#closed) {
@@ -339,17 +293,7 @@ function rejection(cause: unknown, event: SignedEvent & { id: string }, bodyForm
  * Opens a webhook proxy channel and relays its deliveries to `webhooks.verifyAndReceive`; the same as
  * `new ProxyChannel(options)`.
  *
- * @param options - Channel URL, target and error handler.
  * @returns The open channel; `await channel.ready` to know it is connected, `channel.close()` to stop.
- * @example
- * ```ts
- * const channel = createProxyChannel({
- *   url: process.env.WEBHOOK_PROXY_URL!,
- *   webhooks,
- *   onError: (error) => console.warn(error.code, error.message),
- * });
- * ```
- * @see https://html.spec.whatwg.org/multipage/server-sent-events.html
  */
 export function createProxyChannel(options: ProxyChannelOptions): ProxyChannel {
   return new ProxyChannel(options);

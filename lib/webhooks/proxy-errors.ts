@@ -1,21 +1,7 @@
-/**
- * Errors of the webhook proxy channel client: a relayed message it could not use, a delivery that
- * `verifyAndReceive` rejected, or a connection problem. They are handed to `onError` and to the channel's
- * `error` event; they never stop the channel.
- *
- * @see https://html.spec.whatwg.org/multipage/server-sent-events.html
- */
 import { WebhooksError } from './errors.js';
 import type { ReceivedEvent } from './types.js';
 
-/**
- * Stable codes of {@link ProxyChannelError}. Compare against these, never against messages.
- *
- * @example
- * ```ts
- * channel.on('error', (e) => { if (e.code === ProxyChannelErrorCodes.deliveryRejected) console.warn(e.cause); });
- * ```
- */
+/** Stable codes of {@link ProxyChannelError}. Compare against these, never against messages. */
 export const ProxyChannelErrorCodes = {
   /** The message's data is not a JSON object (400). */
   invalidMessage: 'invalid_message',
@@ -31,14 +17,7 @@ export const ProxyChannelErrorCodes = {
   connectionClosed: 'connection_closed',
 } as const;
 
-/**
- * One of {@link ProxyChannelErrorCodes}.
- *
- * @example
- * ```ts
- * const code: ProxyChannelErrorCode = 'missing_field';
- * ```
- */
+/** One of {@link ProxyChannelErrorCodes}. */
 export type ProxyChannelErrorCode = (typeof ProxyChannelErrorCodes)[keyof typeof ProxyChannelErrorCodes];
 
 interface ProxyChannelErrorOptions {
@@ -49,13 +28,9 @@ interface ProxyChannelErrorOptions {
 }
 
 /**
- * An error of the proxy channel client. Its message never contains the secret, a signature or the channel
- * URL (anyone who knows a channel URL can read its deliveries).
- *
- * @example
- * ```ts
- * createProxyChannel({ url, webhooks, onError: (e: ProxyChannelError) => console.warn(e.code, e.message) });
- * ```
+ * An error of the proxy channel client, handed to `onError` and the `error` event; it never stops the
+ * channel. Its message never contains the secret, a signature or the channel URL (anyone who knows a
+ * channel URL can read its deliveries).
  */
 export class ProxyChannelError extends WebhooksError {
   declare readonly code: ProxyChannelErrorCode;

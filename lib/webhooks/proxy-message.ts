@@ -2,20 +2,11 @@
  * Reading one webhook proxy channel message: pure, no I/O. The public proxy service (smee.io) sends each
  * relayed delivery as an unnamed server-sent event whose data is a JSON object holding the delivery's request
  * headers (lowercased) at the top level plus `body` (the parsed JSON body), `query` and `timestamp`.
- *
- * @see https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation
  */
 import { ProxyChannelError, ProxyChannelErrorCodes } from './proxy-errors.js';
 import type { SignedEvent } from './types.js';
 
-/**
- * Names of the message keys a delivery is read from, any case.
- *
- * @example
- * ```ts
- * const keys: ProxyMessageKeys = { id: 'x-github-delivery', event: 'x-github-event' };
- * ```
- */
+/** Names of the message keys a delivery is read from, any case. */
 export interface ProxyMessageKeys {
   /** Delivery id key. Default `'x-request-id'`; when absent, `'x-forge-delivery'` is read instead. */
   id?: string;
@@ -27,14 +18,7 @@ export interface ProxyMessageKeys {
   signature?: string;
 }
 
-/**
- * Options of {@link readProxyMessage}.
- *
- * @example
- * ```ts
- * readProxyMessage(data, { keys: { event: 'x-github-event' }, allowSha1: false } satisfies ProxyMessageOptions);
- * ```
- */
+/** Options of {@link readProxyMessage}. */
 export interface ProxyMessageOptions {
   /** Message key names. Defaults in {@link ProxyMessageKeys}. */
   keys?: ProxyMessageKeys;
@@ -47,11 +31,6 @@ export interface ProxyMessageOptions {
 /**
  * A message turned into `verifyAndReceive`'s input. `bodyForm` says whether the body came as the exact text
  * (`'text'`) or as a parsed object that is re-serialized the way the forge serializes (`'object'`).
- *
- * @example
- * ```ts
- * const { event } = readProxyMessage(data) as ProxyDelivery & { ok: true };
- * ```
  */
 export type ProxyDelivery =
   | { ok: true; event: SignedEvent & { id: string }; bodyForm: 'text' | 'object' }
@@ -86,16 +65,6 @@ function fail(code: keyof typeof ProxyChannelErrorCodes, status: number, message
  * A string `body` is passed on as is, so exactly those bytes (UTF-8) are verified. An object `body` is passed
  * on as the object, which `verifyAndReceive` re-serializes the way the forge serializes (`serializePayload`);
  * that can differ from the signed bytes, see docs/webhooks-proxy.md.
- *
- * @param data - The event's data: JSON text.
- * @param options - Key names and checks.
- * @returns The delivery, or the error.
- * @example
- * ```ts
- * const result = readProxyMessage('{"x-forge-event":"ping","x-request-id":"1","x-hub-signature-256":"sha256=…","body":"{}"}');
- * if (result.ok) await webhooks.verifyAndReceive(result.event);
- * ```
- * @see https://html.spec.whatwg.org/multipage/server-sent-events.html#dispatchMessage
  */
 export function readProxyMessage(data: unknown, options: ProxyMessageOptions = {}): ProxyDelivery {
   const keys = options.keys ?? {};

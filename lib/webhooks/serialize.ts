@@ -1,9 +1,3 @@
-/**
- * Re-serialization of a parsed payload the way the forge serializes it, for when the raw body is gone.
- *
- * @see https://www.rfc-editor.org/rfc/rfc8259#section-7
- */
-
 // An escaped backslash (consumed as a pair, so `\\u0041` is never mistaken for an escape) or a `\uXXXX`
 // escape (JSON.stringify writes its hex digits lowercase).
 const ESCAPE = /\\\\|\\u[0-9a-f]{4}/g;
@@ -23,13 +17,10 @@ function upperEscape(match: string): string {
  * non-ASCII or escaped `/`, `<`, `>`, `&` differ from `JSON.stringify`'s output, or a body that is not
  * compact JSON. Keep the raw body whenever you can.
  *
- * @param payload - A parsed JSON value.
- * @returns The JSON text.
  * @example
  * ```ts
  * serializePayload({ text: '\u001b[1m' }); // '{"text":"\\u001B[1m"}'
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc8259#section-7
  */
 export function serializePayload(payload: unknown): string {
   const json = JSON.stringify(payload);

@@ -1,63 +1,26 @@
-/**
- * Types of the webhook toolset (signatures, deliveries, handlers, options). The event catalogue's types
- * (`WebhookEvent`, `EmitterWebhookEventName`, ...) live in `event-types.ts` / `event-names.ts`.
- *
- * @see https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
- */
 import type { EmitterWebhookEventName, WebhookEvent } from './event-types.js';
 
 /**
  * One secret, or several during a rotation: `sign` uses the first, `verify` accepts a signature made with any.
- *
- * @example
- * ```ts
- * const secret: Secret = [process.env.NEW_SECRET!, process.env.OLD_SECRET!];
- * ```
  */
 export type Secret = string | readonly string[];
 
 /**
  * What can be signed or verified: the exact raw body (string or bytes, preferred) or a parsed object, which
  * is re-serialized the way the forge serializes (see `serializePayload` for where that can differ).
- *
- * @example
- * ```ts
- * const payload: SignaturePayload = rawBodyBuffer;
- * ```
  */
 export type SignaturePayload = string | Uint8Array | object;
 
-/**
- * HMAC algorithm of a signature: `sha256` (`X-Hub-Signature-256`) or `sha1` (`X-Hub-Signature`).
- *
- * @example
- * ```ts
- * const algorithm: SignatureAlgorithm = 'sha256';
- * ```
- */
+/** HMAC algorithm of a signature: `sha256` (`X-Hub-Signature-256`) or `sha1` (`X-Hub-Signature`). */
 export type SignatureAlgorithm = 'sha256' | 'sha1';
 
-/**
- * Options of `sign`.
- *
- * @example
- * ```ts
- * sign(secret, body, { algorithm: 'sha1' } satisfies SignOptions);
- * ```
- */
+/** Options of `sign`. */
 export interface SignOptions {
   /** HMAC algorithm. Default `'sha256'`. */
   algorithm?: SignatureAlgorithm;
 }
 
-/**
- * Names of the delivery headers, any case.
- *
- * @example
- * ```ts
- * const headers: DeliveryHeaderNames = { event: 'x-github-event', delivery: 'x-github-delivery' };
- * ```
- */
+/** Names of the delivery headers, any case. */
 export interface DeliveryHeaderNames {
   /** Event name header. Default `'x-forge-event'`. */
   event?: string;
@@ -69,14 +32,7 @@ export interface DeliveryHeaderNames {
   signature?: string;
 }
 
-/**
- * One HTTP request as `readDelivery` sees it: no I/O, just the method, the headers and the raw body.
- *
- * @example
- * ```ts
- * const request: DeliveryRequest = { method: 'POST', headers: req.headers, body: rawBytes };
- * ```
- */
+/** One HTTP request as `readDelivery` sees it: no I/O, just the method, the headers and the raw body. */
 export interface DeliveryRequest {
   /** HTTP method. When given and not `POST`, the result is a 404. */
   method?: string;
@@ -86,14 +42,7 @@ export interface DeliveryRequest {
   body: Uint8Array | string;
 }
 
-/**
- * Options of `readDelivery`.
- *
- * @example
- * ```ts
- * readDelivery(request, { secret: 'dev-secret', headers: { event: 'x-github-event' } });
- * ```
- */
+/** Options of `readDelivery`. */
 export interface DeliveryOptions {
   /** Secret(s) the forge signs with. Required. */
   secret: Secret;
@@ -107,51 +56,24 @@ export interface DeliveryOptions {
   requireDeliveryId?: boolean;
 }
 
-/**
- * HTTP status of a refused delivery.
- *
- * @example
- * ```ts
- * const status: DeliveryFailureStatus = 401;
- * ```
- */
+/** HTTP status of a refused delivery. */
 export type DeliveryFailureStatus = 400 | 401 | 404 | 413 | 415;
 
 /**
  * Outcome of `readDelivery`: a verified, parsed delivery, or the status, stable code and safe message to
  * answer with.
- *
- * @example
- * ```ts
- * const result: DeliveryResult = readDelivery(request, options);
- * if (!result.ok) return { statusCode: result.status };
- * ```
  */
 export type DeliveryResult =
   | { ok: true; id: string; name: string; payload: unknown; rawBody: Buffer }
   | { ok: false; status: DeliveryFailureStatus; code: string; message: string };
 
-/**
- * Where warnings and errors of the toolset go. Default `console`.
- *
- * @example
- * ```ts
- * const log: Logger = { warn: (m) => logger.warn(m), error: (m, e) => logger.error(m, { e }) };
- * ```
- */
+/** Where warnings and errors of the toolset go. Default `console`. */
 export interface Logger {
   warn(message: string, ...details: unknown[]): void;
   error(message: string, ...details: unknown[]): void;
 }
 
-/**
- * An event as handed to `receive`: the name may be any string (unknown names only warn at registration).
- *
- * @example
- * ```ts
- * await webhooks.receive({ id: 'd-1', name: 'push', payload } satisfies ReceivedEvent);
- * ```
- */
+/** An event as handed to `receive`: the name may be any string (unknown names only warn at registration). */
 export interface ReceivedEvent {
   /** Delivery id. Default `''`. */
   id?: string;
@@ -164,11 +86,6 @@ export interface ReceivedEvent {
 /**
  * An event plus its signature, as handed to `verifyAndReceive`. The payload is best the raw body (string or
  * bytes): that is exactly what the forge signed.
- *
- * @example
- * ```ts
- * await webhooks.verifyAndReceive({ id, name, payload: rawBody, signature });
- * ```
  */
 export interface SignedEvent {
   /** Delivery id. Default `''`. */
@@ -181,50 +98,24 @@ export interface SignedEvent {
   signature: string;
 }
 
-/**
- * Event names a handler can be registered for: every known event and `event.action`, plus `*`.
- *
- * @example
- * ```ts
- * const name: HandlerEventName = 'issues.opened';
- * ```
- */
+/** Event names a handler can be registered for: every known event and `event.action`, plus `*`. */
 export type HandlerEventName = EmitterWebhookEventName | '*';
 
 /**
  * What a handler receives: the event (its payload typed by the name) or, when a `transform` is configured,
  * exactly what the transform returned.
- *
- * @example
- * ```ts
- * type E = HandlerEvent<'issues.opened'>; // WebhookEvent<'issues.opened'>
- * ```
  */
 export type HandlerEvent<
   Name extends EmitterWebhookEventName,
   TTransformed = unknown,
 > = unknown extends TTransformed ? WebhookEvent<Name> : TTransformed;
 
-/**
- * A handler of one event name: gets the event (or the transform's result), may be async, may throw.
- *
- * @example
- * ```ts
- * const onPush: HandlerFunction<'push'> = ({ payload }) => console.log(payload.ref);
- * ```
- */
+/** A handler of one event name: gets the event (or the transform's result), may be async, may throw. */
 export type HandlerFunction<Name extends EmitterWebhookEventName, TTransformed = unknown> = (
   event: HandlerEvent<Name, TTransformed>,
 ) => unknown;
 
-/**
- * A handler of `*` (or of a mix of names): gets every event (or the transform's result).
- *
- * @example
- * ```ts
- * const all: WildcardHandlerFunction = ({ name }) => console.log(name);
- * ```
- */
+/** A handler of `*` (or of a mix of names): gets every event (or the transform's result). */
 export type WildcardHandlerFunction<TTransformed = unknown> = (
   event: HandlerEvent<EmitterWebhookEventName, TTransformed>,
 ) => unknown;
@@ -232,22 +123,10 @@ export type WildcardHandlerFunction<TTransformed = unknown> = (
 /**
  * A handler of `error`: gets the failed `receive()`'s `WebhookReceiveError` (or the `verifyAndReceive`
  * `WebhookVerificationError`), with `.event` set. Async error handlers do not delay `receive()`.
- *
- * @example
- * ```ts
- * const onError: ErrorHandlerFunction = (error) => console.error(error.code, error.event?.name);
- * ```
  */
 export type ErrorHandlerFunction = (error: WebhookEventError) => unknown;
 
-/**
- * An error emitted to `error` handlers.
- *
- * @example
- * ```ts
- * function report(error: WebhookEventError) { console.error(error.code, error.event?.id); }
- * ```
- */
+/** An error emitted to `error` handlers. */
 export interface WebhookEventError extends Error {
   /** Stable code (`handler_failed`, `invalid_signature`, ...). */
   readonly code: string;
@@ -257,26 +136,12 @@ export interface WebhookEventError extends Error {
   readonly errors?: unknown[];
 }
 
-/**
- * Turns an event into what handlers receive; may be async; runs once per handler.
- *
- * @example
- * ```ts
- * const transform: Transform<{ repo: string }> = (e) => ({ ...e, repo: 'octo/repo' });
- * ```
- */
+/** Turns an event into what handlers receive; may be async; runs once per handler. */
 export type Transform<TTransformed = unknown> = (
   event: WebhookEvent,
 ) => TTransformed | PromiseLike<TTransformed>;
 
-/**
- * Options of `createEventHandler`: no secret, no HTTP.
- *
- * @example
- * ```ts
- * const handler = createEventHandler({ log: console } satisfies EventHandlerOptions);
- * ```
- */
+/** Options of `createEventHandler`: no secret, no HTTP. */
 export interface EventHandlerOptions<TTransformed = unknown> {
   /** Transforms each event before a handler gets it; may be async; runs once per handler. Default: none. */
   transform?: Transform<TTransformed>;
@@ -284,14 +149,7 @@ export interface EventHandlerOptions<TTransformed = unknown> {
   log?: Logger;
 }
 
-/**
- * Options of `new Webhooks()`.
- *
- * @example
- * ```ts
- * new Webhooks({ secret: process.env.WEBHOOK_SECRET!, path: '/webhooks' } satisfies WebhooksOptions);
- * ```
- */
+/** Options of `new Webhooks()`. */
 export interface WebhooksOptions<TTransformed = unknown> extends EventHandlerOptions<TTransformed> {
   /** Secret(s) configured on the forge; several during a rotation (the first signs). Required. */
   secret: Secret;
@@ -309,14 +167,7 @@ export interface WebhooksOptions<TTransformed = unknown> extends EventHandlerOpt
   timeout?: number;
 }
 
-/**
- * Options of `createNodeMiddleware`.
- *
- * @example
- * ```ts
- * createNodeMiddleware(webhooks, { path: '/api/webhooks' } satisfies MiddlewareOptions);
- * ```
- */
+/** Options of `createNodeMiddleware`. */
 export interface MiddlewareOptions {
   /** Path the middleware answers on. Default: the `Webhooks` instance's `path`. */
   path?: string;

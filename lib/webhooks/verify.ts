@@ -1,8 +1,3 @@
-/**
- * `verify`: constant-time check of a signature header value against a payload.
- *
- * @see https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
- */
 import { timingSafeEqual } from 'node:crypto';
 import { checkSecret, DIGEST_HEX_LENGTH, hexDigestBytes, hmacInput } from './hmac.js';
 import type { Secret, SignatureAlgorithm, SignaturePayload } from './types.js';
@@ -16,17 +11,10 @@ import type { Secret, SignatureAlgorithm, SignaturePayload } from './types.js';
  * Anything that is not a well-formed signature (no or unknown prefix, wrong length, non-hex or uppercase hex,
  * garbage) gives `false`, never an exception.
  *
- * @param secret - The secret, or several during a rotation.
- * @param payload - The exact body (string, taken as UTF-8, or bytes; preferred), or an object serialized the
- *   way the forge serializes (see `serializePayload` for where that can differ from the signed bytes).
- * @param signature - The signature header value.
- * @returns `true` when some secret produced `signature` over `payload`.
+ * @param payload - The exact body (a string is taken as UTF-8), or an object serialized the way the forge
+ *   serializes (see `serializePayload` for where that can differ from the signed bytes).
  * @throws TypeError when an argument is missing or empty, or `signature` is not a string.
- * @example
- * ```ts
- * verify('mysecret', '{"foo":"bar"}', 'sha1=d03207e4b030cf234e3447bac4d93add4c6643d8'); // true
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc2104
+ * @see https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
  */
 export function verify(secret: Secret, payload: SignaturePayload, signature: string): boolean {
   const checked = checkSecret(secret);

@@ -1,9 +1,3 @@
-/**
- * `Webhooks`: signing, verification, handler registration, dispatch and the Node middleware behind one
- * secret (or several during a rotation).
- *
- * @see https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
- */
 import { kWebhooksConfig, type WebhooksConfig } from './config.js';
 import { DEFAULT_PATH, DEFAULT_TIMEOUT_MS, ErrorCodes } from './constants.js';
 import { resolveDeliveryOptions } from './delivery.js';
@@ -53,7 +47,6 @@ const WEBHOOKS_OPTION_KEYS = new Set([
  * webhooks.on('issues.opened', ({ id, payload }) => console.log(id, payload.issue.number));
  * http.createServer(webhooks.middleware).listen(3000, '127.0.0.1');
  * ```
- * @see https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
  */
 export class Webhooks<TTransformed = unknown> {
   /**
@@ -64,11 +57,7 @@ export class Webhooks<TTransformed = unknown> {
   readonly #handler: EventHandler<TTransformed>;
   readonly #config: WebhooksConfig;
 
-  /**
-   * @param options - `secret` (required), `path`, `transform`, `log`, `headers`, `allowSha1`,
-   *   `maxBodyBytes`, `requireDeliveryId`, `timeout`.
-   * @throws TypeError naming the field when `secret` is missing or an option is unknown or invalid.
-   */
+  /** @throws TypeError naming the field when `secret` is missing or an option is unknown or invalid. */
   constructor(options: WebhooksOptions<TTransformed>) {
     if (options === null || typeof options !== 'object') throw new TypeError('"options" must be an object');
     for (const key of Object.keys(options)) {
@@ -109,12 +98,7 @@ export class Webhooks<TTransformed = unknown> {
 
   /**
    * Signs a payload with the first secret: `sha256=<hex>` (or `sha1=<hex>` with `{ algorithm: 'sha1' }`).
-   *
    * @throws TypeError when `payload` is missing or empty.
-   * @example
-   * ```ts
-   * const signature = webhooks.sign(rawBody); // 'sha256=…'
-   * ```
    */
   sign(payload: SignaturePayload, options?: SignOptions): string {
     return sign(this.#config.delivery.secret, payload, options);
@@ -123,12 +107,7 @@ export class Webhooks<TTransformed = unknown> {
   /**
    * Verifies a signature against a payload with each secret in turn; `false` for any malformed signature.
    * With `allowSha1: false`, a sha1 signature is `false`.
-   *
    * @throws TypeError when `payload` or `signature` is missing or empty.
-   * @example
-   * ```ts
-   * webhooks.verify(rawBody, request.headers['x-hub-signature-256']); // true or false
-   * ```
    */
   verify(payload: SignaturePayload, signature: string): boolean {
     const data = hmacInput(payload);
@@ -142,11 +121,6 @@ export class Webhooks<TTransformed = unknown> {
   /**
    * Registers a handler for one name or several (`event`, `event.action`, `*` or `error`). An unknown name
    * only warns; `on('not-a-known-event', …)` is a type error.
-   *
-   * @example
-   * ```ts
-   * webhooks.on(['pull_request.opened', 'pull_request.reopened'], ({ payload }) => payload.number);
-   * ```
    */
   on<Name extends EmitterWebhookEventName>(
     name: Name | readonly Name[],
@@ -165,14 +139,7 @@ export class Webhooks<TTransformed = unknown> {
     );
   }
 
-  /**
-   * Removes the most recent registration of `handler` for one name or several.
-   *
-   * @example
-   * ```ts
-   * webhooks.removeListener('push', onPush);
-   * ```
-   */
+  /** Removes the most recent registration of `handler` for one name or several. */
   removeListener<Name extends EmitterWebhookEventName>(
     name: Name | readonly Name[],
     handler: HandlerFunction<Name, TTransformed>,
@@ -193,11 +160,6 @@ export class Webhooks<TTransformed = unknown> {
   /**
    * Runs every matching handler (`name.action`, `name`, `*`) together and waits for all; rejects with a
    * `WebhookReceiveError` (`.errors`, `.event`) when any failed, after passing it to the `error` handlers.
-   *
-   * @example
-   * ```ts
-   * await webhooks.receive({ id: 'd-1', name: 'issues', payload: { action: 'opened', issue } });
-   * ```
    */
   receive(event: ReceivedEvent): Promise<void> {
     return this.#handler.receive(event);
@@ -210,10 +172,6 @@ export class Webhooks<TTransformed = unknown> {
    *
    * @param event - `{ id, name, payload, signature }`; `payload` is best the raw body (string or bytes),
    *   which is verified byte for byte and then parsed; an object is re-serialized the forge's way.
-   * @example
-   * ```ts
-   * await webhooks.verifyAndReceive({ id, name, payload: rawBody, signature: headers['x-hub-signature-256'] });
-   * ```
    */
   verifyAndReceive(event: SignedEvent): Promise<void> {
     if (event === null || typeof event !== 'object') {

@@ -235,14 +235,14 @@ describe('scripts/generate-webhook-catalogue.ts', () => {
         },
       });
       expect(() => generate({ file: path, version: '0.0.0-test' })).toThrow(
-        "spec-only action 'pull_request.merged' is in the forge's description: remove it from SPEC_ONLY",
+        `spec-only action "pull_request.merged" is in the forge's description: remove it from SPEC_ONLY`,
       );
     });
 
     it('fails on a description without a webhooks section', () => {
       const path = join(temp, 'empty.json');
       writeFileSync(path, '{"openapi":"3.1.0"}');
-      expect(() => generate({ file: path, version: '0.0.0-test' })).toThrow("has no 'webhooks' section");
+      expect(() => generate({ file: path, version: '0.0.0-test' })).toThrow('has no "webhooks" section');
     });
   });
 
@@ -334,7 +334,7 @@ describe('scripts/generate-webhook-catalogue.ts', () => {
       const result = run(['--out', join(temp, 'never-written'), '--source', reappeared]);
       expect(result.status).toBe(1);
       expect(result.stderr).toBe(
-        "cannot generate the webhook catalogue: spec-only event 'content_reference' is in the forge's description: remove it from SPEC_ONLY\n",
+        `cannot generate the webhook catalogue: spec-only event "content_reference" is in the forge's description: remove it from SPEC_ONLY\n`,
       );
       expect(existsSync(join(temp, 'never-written'))).toBe(false);
     });
@@ -345,7 +345,7 @@ describe('scripts/generate-webhook-catalogue.ts', () => {
       expect(unknown.stderr).toBe('unknown option "--frobnicate"\n');
       const stray = run(['--check', 'lib']);
       expect(stray.status).toBe(2);
-      expect(stray.stderr).toBe("unexpected argument 'lib'\n");
+      expect(stray.stderr).toBe('unexpected argument "lib"\n');
     });
   });
 });
