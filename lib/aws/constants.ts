@@ -35,6 +35,8 @@ export const AwsDefaults = {
   secretsMaxAgeSeconds: 300,
   /** Environment variable holding the secrets when running offline. */
   secretsEnvVar: 'FORGEBRIDGE_WEBHOOK_SECRET',
+  /** Environment variable holding an OAuth client's secret when running offline (a client's `secretEnv` overrides it). */
+  oauthClientSecretEnvVar: 'FORGEBRIDGE_OAUTH_CLIENT_SECRET',
   /** Key prefix of claim-check objects in S3. */
   claimCheckPrefix: 'deliveries/',
   /** Longest delivery id accepted (DynamoDB and S3 keys stay well within their limits); visible ASCII only. */
