@@ -46,6 +46,7 @@ export {
   type ResolvedDelivery,
   resolveDelivery,
 } from './ingest/resolve-delivery.js';
+export { createSubscriber, type SubscriberOptions } from './ingest/subscriber.js';
 export {
   createSecretsProvider,
   parseSecretList,

@@ -1,16 +1,14 @@
 // The catch-all subscriber through its real Middy chain: it rebuilds `{ id, name, payload }` from an
-// EventBridge event (inline, or through the S3 claim check) and writes a receipt. S3 is mocked.
+// EventBridge event (inline, or through the S3 claim check) and writes one Powertools `delivery received` line
+// with the Lambda context's function name. S3 is mocked; the log line is read from stdout.
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
 
 const s3 = mockClient(S3Client);
-let dir: string;
+let stdout: MockInstance<typeof process.stdout.write>;
 
 const context = {
   functionName: 'forgebridge-test-onEverything',
@@ -28,15 +26,16 @@ async function loadCatchAll(): Promise<Handler> {
   vi.stubEnv('AWS_REGION', 'us-east-1');
   vi.stubEnv('AWS_ACCESS_KEY_ID', 'test');
   vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'test');
-  vi.stubEnv('POWERTOOLS_LOG_LEVEL', 'SILENT');
-  vi.stubEnv('FORGEBRIDGE_RECEIPTS_DIR', dir);
+  vi.stubEnv('POWERTOOLS_LOG_LEVEL', 'INFO');
+  vi.stubEnv('POWERTOOLS_DEV', '');
   return ((await import('../../../functions/catch-all/handler.js')) as { handler: Handler }).handler;
 }
 
-function receipts(): Record<string, unknown>[] {
-  return readFileSync(join(dir, 'forgebridge-test-onEverything.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
+/** The JSON log lines written so far. */
+function logLines(): Record<string, unknown>[] {
+  return stdout.mock.calls
+    .flatMap(([chunk]) => String(chunk).split('\n'))
+    .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
@@ -45,17 +44,17 @@ const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 
 beforeEach(() => {
   s3.reset();
-  dir = mkdtempSync(join(tmpdir(), 'forgebridge-receipts-unit-'));
+  stdout = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
 });
 
 afterEach(() => {
+  stdout.mockRestore();
   vi.unstubAllEnvs();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe('functions/catch-all handler', { timeout: 30_000 }, () => {
   // The first test of each file imports a handler (and its whole graph) cold: give it room on a busy machine.
-  it('records an inline delivery with the digest of its payload', async () => {
+  it('logs one "delivery received" line for an inline delivery, with the function name', async () => {
     const handler = await loadCatchAll();
     await handler(
       {
@@ -65,22 +64,23 @@ describe('functions/catch-all handler', { timeout: 30_000 }, () => {
       },
       context,
     );
-    expect(receipts()).toEqual([
-      {
-        function: 'forgebridge-test-onEverything',
-        delivery: 'd-1',
-        event: 'issues',
-        action: 'opened',
-        detailType: 'issues.opened',
-        bytes: Buffer.byteLength(JSON.stringify(payload)),
-        sha256: sha(JSON.stringify(payload)),
-        claimCheck: false,
-      },
-    ]);
+    const lines = logLines();
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({
+      level: 'INFO',
+      message: 'delivery received',
+      function_name: 'forgebridge-test-onEverything',
+      delivery: 'd-1',
+      event: 'issues',
+      action: 'opened',
+      detailType: 'issues.opened',
+      claimCheck: false,
+    });
+    expect(JSON.stringify(lines)).not.toContain('octo/hello');
     expect(s3.calls()).toHaveLength(0);
   });
 
-  it('resolves a claim-checked delivery from S3 and records the whole payload', async () => {
+  it('resolves a claim-checked delivery from S3 and says so', async () => {
     const handler = await loadCatchAll();
     const body = JSON.stringify(payload);
     s3.on(GetObjectCommand, { Bucket: 'claims', Key: 'deliveries/2026/11/21/d-2.json' }).resolves({
@@ -106,12 +106,13 @@ describe('functions/catch-all handler', { timeout: 30_000 }, () => {
       },
       context,
     );
-    expect(receipts()).toEqual([
-      expect.objectContaining({ delivery: 'd-2', claimCheck: true, sha256: sha(body) }),
+    expect(s3.commandCalls(GetObjectCommand)).toHaveLength(1);
+    expect(logLines()).toEqual([
+      expect.objectContaining({ message: 'delivery received', delivery: 'd-2', claimCheck: true }),
     ]);
   });
 
-  it('fails the invocation (so EventBridge retries) when the claim-check object is missing, and records nothing', async () => {
+  it('fails the invocation (so EventBridge retries) when the claim-check object is missing, and logs no delivery', async () => {
     const handler = await loadCatchAll();
     s3.on(GetObjectCommand).rejects(Object.assign(new Error('no such key'), { name: 'NoSuchKey' }));
     await expect(
@@ -127,6 +128,6 @@ describe('functions/catch-all handler', { timeout: 30_000 }, () => {
         context,
       ),
     ).rejects.toMatchObject({ code: 'payload_unavailable' });
-    expect(() => receipts()).toThrow(/ENOENT/);
+    expect(logLines().filter((line) => line.message === 'delivery received')).toEqual([]);
   });
 });

@@ -1,0 +1,53 @@
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { EventBridgeEvent } from 'aws-lambda';
+import type { DeliveryDetail, LoggerLike } from '../types.js';
+import { type ResolvedDelivery, resolveDelivery } from './resolve-delivery.js';
+
+/** Options of {@link createSubscriber}. */
+export interface SubscriberOptions {
+  /** Where the resolved delivery is dispatched: `createEventHandler()` of lib/webhooks fits. */
+  events: { receive(delivery: ResolvedDelivery): Promise<void> };
+  /** Writes the `delivery received` line: a Powertools `Logger` fits. */
+  logger: Pick<LoggerLike, 'info'>;
+  /** Reads claim-checked payloads; needed only for events with `detail.payloadRef`. */
+  s3?: S3Client | undefined;
+}
+
+/**
+ * Builds the body of a subscriber Lambda: it resolves the delivery from the EventBridge event (through the S3
+ * claim check when there is one), logs one `delivery received` line (`delivery`, `event`, `action` when present,
+ * `detailType`, `claimCheck`; never the payload), dispatches it through `events`, and returns it.
+ *
+ * @example
+ * ```ts
+ * const events = createEventHandler();
+ * events.on('issues.opened', ({ payload }) => { ... });
+ * const receive = createSubscriber({ events, logger, s3: new S3Client({}) });
+ * export const handler = middy(async (event) => { await receive(event); }).use(injectLambdaContext(logger));
+ * ```
+ */
+export function createSubscriber(
+  options: SubscriberOptions,
+): (
+  event: Pick<EventBridgeEvent<string, DeliveryDetail>, 'detail' | 'detail-type'>,
+) => Promise<ResolvedDelivery> {
+  const { events, logger, s3 } = options;
+  if (typeof events?.receive !== 'function') throw new TypeError('"events" must have a "receive" function');
+  if (typeof logger?.info !== 'function') throw new TypeError('"logger" must have an "info" function');
+  return async (event) => {
+    const delivery = await resolveDelivery(event, { s3 });
+    // resolveDelivery also takes the detail as JSON text (a relay's input transformer); it parsed by now.
+    const detail: Partial<DeliveryDetail> =
+      typeof event.detail === 'string' ? JSON.parse(event.detail) : event.detail;
+    const { action, payloadRef } = detail;
+    logger.info('delivery received', {
+      delivery: delivery.id,
+      event: delivery.name,
+      ...(typeof action === 'string' ? { action } : {}),
+      detailType: event['detail-type'],
+      claimCheck: payloadRef !== undefined,
+    });
+    await events.receive(delivery);
+    return delivery;
+  };
+}
