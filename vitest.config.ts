@@ -5,12 +5,29 @@ const setupFiles = ['test/setup/log-guard.ts'];
 export default defineConfig({
   // vitest keeps its cache under node_modules/.vite; nothing is written to $HOME.
   test: {
+    // `npm test` (scripts/test.mjs) turns coverage on for the whole suite; a run of a few files leaves it off,
+    // since their coverage says nothing about the thresholds.
+    coverage: {
+      provider: 'v8',
+      include: ['lib/**', 'functions/**'],
+      exclude: ['lib/webhooks/generated/**'],
+      reporter: ['text-summary', 'json-summary'],
+      reportsDirectory: '.tmp/coverage',
+      thresholds: { lines: 90, branches: 90 },
+    },
     // Three groups, one after the other, each with its own worker count.
     projects: [
       {
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
+          // `*.test-d.ts` files are type tests: tsc checks them (and what they import) and a type error fails its
+          // test. Only they are in tsconfig.typecheck.json; `npm test` type-checks everything else with tsc.
+          typecheck: {
+            enabled: true,
+            include: ['test/unit/**/*.test-d.ts'],
+            tsconfig: 'tsconfig.typecheck.json',
+          },
           setupFiles,
           environment: 'node',
           sequence: { groupOrder: 0 },

@@ -1,6 +1,7 @@
-// The whole test suite: lint + format check, type check, generated-file check, then every vitest project.
-// Prints a plain closing line `Tests: N passed, N failed` that CI reads.
-// `npm test -- <vitest args>` skips the static checks and passes the arguments to vitest.
+// The whole test suite: lint + format check, type check, generated-file check, then every vitest project
+// (the unit project also type-checks the `*.test-d.ts` type tests) with coverage and its thresholds
+// (vitest.config.ts). Prints coverage per area and a plain closing line `Tests: N passed, N failed` that CI reads.
+// `npm test -- <vitest args>` skips the static checks and coverage and passes the arguments to vitest.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -53,13 +54,36 @@ if (args.length === 0) {
 mkdirSync(join(root, '.tmp'), { recursive: true });
 const report = join(root, '.tmp/vitest-report.json');
 rmSync(report, { force: true });
+const coverageSummary = join(root, '.tmp/coverage/coverage-summary.json');
+rmSync(coverageSummary, { force: true });
 const vitestStatus = run('tests (vitest)', bin('vitest'), [
   'run',
   '--reporter=default',
   '--reporter=json',
   `--outputFile.json=${report}`,
+  // A partial run's coverage says nothing about the thresholds: coverage is on for the whole suite only.
+  ...(args.length === 0 ? ['--coverage'] : []),
   ...args,
 ]);
+
+if (existsSync(coverageSummary)) {
+  const files = Object.entries(JSON.parse(readFileSync(coverageSummary, 'utf8'))).filter(
+    ([f]) => f !== 'total',
+  );
+  process.stdout.write('\nCoverage per area (lines, branches):\n');
+  for (const area of ['lib/webhooks/', 'lib/oauth2/', 'lib/aws/', 'functions/']) {
+    const sum = { lines: [0, 0], branches: [0, 0] };
+    for (const [file, metrics] of files) {
+      if (!file.startsWith(join(root, area))) continue;
+      for (const key of ['lines', 'branches']) {
+        sum[key][0] += metrics[key].covered;
+        sum[key][1] += metrics[key].total;
+      }
+    }
+    const pct = ([covered, total]) => (total === 0 ? '-' : `${((100 * covered) / total).toFixed(1)}%`);
+    process.stdout.write(`  ${area.padEnd(14)} ${pct(sum.lines)}, ${pct(sum.branches)}\n`);
+  }
+}
 
 let passed = 0;
 let failedTests = 0;
