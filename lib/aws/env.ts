@@ -1,6 +1,6 @@
 /**
- * Reading a function's configuration from its environment. Wiring only: every value is named in
- * serverless.yml (`provider.environment` and `functions.*.environment`) and documented in docs/serverless.md.
+ * Reading a function's configuration from its environment. Every variable is named in serverless.yml
+ * (`provider.environment` and `functions.*.environment`) and documented in docs/serverless.md.
  */
 
 /** The environment the functions read; `process.env` unless a test passes its own. */
@@ -9,12 +9,6 @@ export type Env = Record<string, string | undefined>;
 /**
  * A required variable: a `TypeError` naming it when it is missing or empty, so a misconfigured function fails at
  * its cold start instead of on the first delivery.
- *
- * @example
- * ```ts
- * const tableName = requireEnv('FORGEBRIDGE_DEDUPE_TABLE');
- * ```
- * @see https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html
  */
 export function requireEnv(name: string, env: Env = process.env): string {
   const value = env[name];
@@ -22,15 +16,7 @@ export function requireEnv(name: string, env: Env = process.env): string {
   return value;
 }
 
-/**
- * An optional variable: `undefined` when it is missing or empty.
- *
- * @example
- * ```ts
- * const bucket = optionalEnv('FORGEBRIDGE_BUCKET');
- * ```
- * @see https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html
- */
+/** An optional variable: `undefined` when it is missing or empty. */
 export function optionalEnv(name: string, env: Env = process.env): string | undefined {
   const value = env[name];
   return value === undefined || value === '' ? undefined : value;
@@ -39,12 +25,6 @@ export function optionalEnv(name: string, env: Env = process.env): string | unde
 /**
  * An optional positive number: `undefined` when missing or empty (the library default then applies), a
  * `TypeError` naming the variable when it is not a positive number.
- *
- * @example
- * ```ts
- * const maxEntryBytes = numberEnv('FORGEBRIDGE_MAX_ENTRY_BYTES'); // 262144 or undefined
- * ```
- * @see https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html
  */
 export function numberEnv(name: string, env: Env = process.env): number | undefined {
   const value = optionalEnv(name, env);

@@ -22,6 +22,7 @@ export {
   TokenStoreConflictError,
   TokenStoreError,
 } from './errors.js';
+export { type Env, numberEnv, optionalEnv, requireEnv } from './env.js';
 export { type ApiGatewayEvent, fromApiGatewayEvent, isPayloadV2 } from './ingest/api-gateway.js';
 export { ClaimCheck, type ClaimCheckOptions, claimCheckKey } from './ingest/claim-check.js';
 export { DedupeStore, type DedupeStoreOptions } from './ingest/dedupe.js';
@@ -54,17 +55,34 @@ export {
   type SecretsProviderOptions,
 } from './secrets.js';
 export {
-  type RefreshDependencies,
+  type ForgeApiConfig,
+  type OAuthClientConfig,
+  readForgeApiConfig,
+  readOAuthClients,
+  readTokenConfig,
+  type TokenConfig,
+} from './tokens/config.js';
+export {
+  type RefreshOptions,
   type RefreshReport,
-  type RefreshTarget,
+  type RefreshRun,
   refreshTokens,
+  TokenRefreshError,
 } from './tokens/refresh.js';
+export {
+  clientTarget,
+  createTokenSource,
+  createTokenSources,
+  type TokenSource,
+  type TokenSourceOptions,
+} from './tokens/token-source.js';
 export {
   type RefreshOutcome,
   type RefreshResult,
   type StoredToken,
   TokenStore,
   type TokenStoreOptions,
+  type TokenTarget,
   tokenPartitionKey,
 } from './tokens/token-store.js';
 export type {

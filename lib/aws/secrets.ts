@@ -1,21 +1,14 @@
 import { SSMProvider } from '@aws-lambda-powertools/parameters/ssm';
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import { AwsDefaults, AwsErrorCodes } from './constants.js';
+import type { Env } from './env.js';
 import { SecretsError } from './errors.js';
 
-/**
- * Options of {@link createSecretsProvider}. Defaults live in {@link AwsDefaults}.
- *
- * @example
- * ```ts
- * createSecretsProvider({ parameterName: '/forgebridge/prod/webhook-secret', maxAgeSeconds: 300 });
- * ```
- * @see https://docs.powertools.aws.dev/lambda/typescript/latest/features/parameters/
- */
+/** Options of {@link createSecretsProvider}. Defaults live in {@link AwsDefaults}. */
 export interface SecretsProviderOptions {
   /** SSM parameter (SecureString) holding the secret, or several separated by commas or newlines. */
   parameterName?: string | undefined;
-  /** SSM client. Default: one constructed by powertools on first use. */
+  /** SSM client. Default: one constructed by Powertools on first use. */
   ssm?: SSMClient | undefined;
   /** How long fetched secrets are reused, in seconds. Default 300. */
   maxAgeSeconds?: number | undefined;
@@ -23,32 +16,18 @@ export interface SecretsProviderOptions {
   offline?: boolean | undefined;
   /** Variable holding the secrets when offline. Default `'FORGEBRIDGE_WEBHOOK_SECRET'`. */
   envVar?: string | undefined;
+  /** The value is one secret (trimmed), not a list: an OAuth client secret may hold a comma. Default `false`. */
+  single?: boolean | undefined;
   /** Environment to read (tests). Default `process.env`. */
-  env?: Record<string, string | undefined> | undefined;
+  env?: Env | undefined;
 }
 
-/**
- * Supplies the current webhook secrets (the first is the newest; any of them verifies a delivery).
- *
- * @example
- * ```ts
- * const secrets = await provider.getSecrets(); // ['new-secret', 'old-secret']
- * ```
- * @see https://docs.powertools.aws.dev/lambda/typescript/latest/features/parameters/
- */
+/** Supplies the current secrets, newest first (any of a webhook's rotation list verifies a delivery). */
 export interface SecretsProvider {
   getSecrets(): Promise<string[]>;
 }
 
-/**
- * Splits a secret list: separated by commas or newlines, trimmed, empty entries and repeats dropped.
- *
- * @example
- * ```ts
- * parseSecretList('new-secret,\nold-secret\n'); // ['new-secret', 'old-secret']
- * ```
- * @see https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
- */
+/** Splits a secret list: separated by commas or newlines, trimmed, empty entries and repeats dropped. */
 export function parseSecretList(value: string): string[] {
   const secrets: string[] = [];
   for (const part of value.split(/[,\r\n]/)) {
@@ -58,37 +37,37 @@ export function parseSecretList(value: string): string[] {
   return secrets;
 }
 
-function isOfflineEnv(env: Record<string, string | undefined>): boolean {
+function isOfflineEnv(env: Env): boolean {
   const flag = env.IS_OFFLINE?.toLowerCase();
   return flag !== undefined && flag !== '' && flag !== 'false' && flag !== '0';
 }
 
 /**
- * Webhook secrets from SSM Parameter Store (SecureString, decrypted, cached for `maxAgeSeconds` by powertools),
- * or from an environment variable when running offline. Secret values are never logged and never appear in
- * an error message.
+ * Secrets from SSM Parameter Store (SecureString, decrypted, cached for `maxAgeSeconds` by Powertools), or from
+ * an environment variable when running offline. A secret never appears in a log line or an error message.
  *
  * @example
  * ```ts
  * const provider = createSecretsProvider({ parameterName: '/forgebridge/webhook-secret', ssm: new SSMClient({}) });
  * const secrets = await provider.getSecrets();
  * ```
- * @see https://docs.aws.amazon.com/systems-manager/latest/userguide/systems-manager-parameter-store.html
  */
 export function createSecretsProvider(options: SecretsProviderOptions = {}): SecretsProvider {
   const env = options.env ?? process.env;
   const offline = options.offline ?? isOfflineEnv(env);
   const maxAge = options.maxAgeSeconds ?? AwsDefaults.secretsMaxAgeSeconds;
   if (!(maxAge >= 0)) throw new TypeError('"maxAgeSeconds" must be a non-negative number');
+  const parse = (value: string) =>
+    options.single === true ? [value.trim()].filter(Boolean) : parseSecretList(value);
   if (offline) {
     const envVar = options.envVar ?? AwsDefaults.secretsEnvVar;
     return {
       async getSecrets() {
-        const secrets = parseSecretList(env[envVar] ?? '');
+        const secrets = parse(env[envVar] ?? '');
         if (secrets.length === 0) {
           throw new SecretsError(
             AwsErrorCodes.secretsMissing,
-            `no webhook secret in environment variable "${envVar}"`,
+            `no secret in environment variable "${envVar}"`,
           );
         }
         return secrets;
@@ -113,12 +92,9 @@ export function createSecretsProvider(options: SecretsProviderOptions = {}): Sec
           },
         );
       }
-      const secrets = parseSecretList(value ?? '');
+      const secrets = parse(value ?? '');
       if (secrets.length === 0) {
-        throw new SecretsError(
-          AwsErrorCodes.secretsMissing,
-          `parameter "${parameterName}" holds no webhook secret`,
-        );
+        throw new SecretsError(AwsErrorCodes.secretsMissing, `parameter "${parameterName}" holds no secret`);
       }
       return secrets;
     },

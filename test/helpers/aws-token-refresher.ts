@@ -1,6 +1,6 @@
 /**
  * A token refresher in its own process, for the cross-process single-flight test: it builds its own DynamoDB
- * client, OAuth client and TokenStore (nothing shared with its siblings but DynamoDB Local), prints `ready`,
+ * client, OAuth client (lib/aws' `clientTarget`, as the functions build it) and TokenStore (nothing shared with its siblings but DynamoDB Local), prints `ready`,
  * waits for a `go` line on stdin (so every process starts together), calls `refresh()` on `FB_STORES` fresh
  * stores at once, and prints one JSON line: `{ "tokens": ["…"], "outcomes": ["refreshed" | "waited" | …] }`.
  *
@@ -10,8 +10,8 @@
 import { createInterface } from 'node:readline';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { TokenStore } from '../../lib/aws/index.js';
-import { AccessToken, Client } from '../../lib/oauth2/index.js';
+import { clientTarget, TokenStore } from '../../lib/aws/index.js';
+import type { AccessToken } from '../../lib/oauth2/index.js';
 import { localClientConfig } from '../../local-stack/dynamodb.js';
 
 function env(name: string): string {
@@ -20,20 +20,24 @@ function env(name: string): string {
   return value;
 }
 
-const scope = env('FB_SCOPE');
-const resource = env('FB_RESOURCE');
-const stores = Array.from({ length: Number(env('FB_STORES')) }, () => {
-  const oauth = new Client(env('FB_CLIENT_ID'), env('FB_CLIENT_SECRET'), { site: env('FB_ISSUER') });
-  return new TokenStore<AccessToken>({
-    client: DynamoDBDocumentClient.from(new DynamoDBClient(localClientConfig(env('FB_ENDPOINT')))),
-    tableName: env('FB_TABLE'),
-    key: { provider: 'local', clientId: env('FB_CLIENT_ID'), scope },
-    fromHash: (hash) => AccessToken.fromHash(oauth, hash),
-    fetchToken: () => oauth.clientCredentials.getToken({ scope, resource }),
-    pollMs: 50,
-    waitMs: 15_000,
-  });
-});
+const config = {
+  provider: 'local',
+  clientId: env('FB_CLIENT_ID'),
+  site: env('FB_ISSUER'),
+  scope: env('FB_SCOPE'),
+  resource: env('FB_RESOURCE'),
+};
+const stores = Array.from(
+  { length: Number(env('FB_STORES')) },
+  () =>
+    new TokenStore<AccessToken>({
+      ...clientTarget(config, env('FB_CLIENT_SECRET')),
+      client: DynamoDBDocumentClient.from(new DynamoDBClient(localClientConfig(env('FB_ENDPOINT')))),
+      tableName: env('FB_TABLE'),
+      pollMs: 50,
+      waitMs: 15_000,
+    }),
+);
 
 process.stdout.write('ready\n');
 const lines = createInterface({ input: process.stdin });

@@ -1,63 +1,44 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { AwsDefaults, AwsErrorCodes } from '../constants.js';
-import type { LoggerLike, TokenKey, TokenLike } from '../types.js';
-import { TokenStore, type TokenStoreOptions } from './token-store.js';
-
-/**
- * One client-credentials client the scheduled refresh keeps fresh.
- *
- * @example
- * ```ts
- * { key: { provider: 'forge', clientId: 'ci-bot' }, fromHash, fetchToken: () => client.clientCredentials.getToken() }
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.4
- */
-export interface RefreshTarget<T extends TokenLike = TokenLike> {
-  key: TokenKey;
-  /** Rebuilds a token from its stored map, e.g. `(hash) => AccessToken.fromHash(client, hash)`. */
-  fromHash: (hash: Record<string, unknown>) => T;
-  /** Gets a new token, e.g. `() => client.clientCredentials.getToken({ scope })`. */
-  fetchToken: (current: T | undefined) => Promise<T>;
-}
-
-/**
- * Collaborators and knobs of {@link refreshTokens}.
- *
- * @example
- * ```ts
- * await refreshTokens(targets, { client: documentClient, tableName: 'tokens', windowSeconds: 300 });
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.4
- */
-export interface RefreshDependencies {
-  client: DynamoDBDocumentClient;
-  tableName: string;
-  /** Refresh a token that expires within this many seconds. Default 300 (the schedule's period). */
-  windowSeconds?: number | undefined;
-  logger?: LoggerLike | undefined;
-  /** Extra {@link TokenStore} options (lease, wait, clock). */
-  store?:
-    | Pick<TokenStoreOptions<TokenLike>, 'leaseSeconds' | 'waitMs' | 'pollMs' | 'now' | 'sleep'>
-    | undefined;
-}
+import { AwsErrorCodes } from '../constants.js';
+import { AwsBridgeError } from '../errors.js';
+import type { LoggerLike, TokenLike } from '../types.js';
+import type { TokenSource } from './token-source.js';
 
 /**
  * What happened to one client. `status` is the store's outcome (`fresh`, `refreshed`, `waited`, `stale`) or
  * `failed`; `error` carries only a code and a message (never a token or a secret).
- *
- * @example
- * ```ts
- * { key: 'forge#ci-bot#', status: 'refreshed', version: 4, expiresAt: 1795281616 }
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-5.1
  */
 export interface RefreshReport {
+  /** The token table key, `provider#clientId#scope`. */
   key: string;
   status: 'fresh' | 'refreshed' | 'waited' | 'stale' | 'failed';
   /** Epoch seconds of the token now stored, when known. */
   expiresAt?: number;
   version?: number;
   error?: { code: string; message: string };
+}
+
+/** The outcome of one scheduled refresh: counts and one report per client. */
+export interface RefreshRun {
+  refreshed: number;
+  failed: number;
+  reports: RefreshReport[];
+}
+
+/** Options of {@link refreshTokens}. */
+export interface RefreshOptions {
+  /** Refresh a token that expires within this many seconds. Default: each store's own window (300). */
+  windowSeconds?: number | undefined;
+  logger?: LoggerLike | undefined;
+}
+
+/** Thrown when a refresh run had a failed client, so the scheduled invocation fails and its alarms fire. */
+export class TokenRefreshError extends AwsBridgeError {
+  override name = 'TokenRefreshError';
+  readonly run: RefreshRun;
+  constructor(run: RefreshRun) {
+    super(AwsErrorCodes.refreshFailed, `${run.failed} of ${run.reports.length} token refreshes failed`);
+    this.run = run;
+  }
 }
 
 function describe(error: unknown): { code: string; message: string } {
@@ -69,50 +50,45 @@ function describe(error: unknown): { code: string; message: string } {
   return { code, message };
 }
 
+async function refreshOne<T extends TokenLike>(
+  source: TokenSource<T>,
+  options: RefreshOptions,
+): Promise<RefreshReport> {
+  const { key } = source;
+  try {
+    const store = await source.store();
+    const result = await store.refresh(
+      options.windowSeconds === undefined ? {} : { windowSeconds: options.windowSeconds },
+    );
+    const report: RefreshReport = { key, status: result.outcome, version: result.version };
+    if (result.token.expiresAt !== undefined) report.expiresAt = result.token.expiresAt;
+    options.logger?.info('token refresh', { key, status: report.status, expiresAt: report.expiresAt });
+    return report;
+  } catch (error) {
+    const report: RefreshReport = { key, status: 'failed', error: describe(error) };
+    options.logger?.error('token refresh failed', { key, code: report.error?.code });
+    return report;
+  }
+}
+
 /**
- * The scheduled refresh: for each configured client, refreshes its stored token when it expires within
- * `windowSeconds` (single-flight with readers through the store's lease). Clients run concurrently and one
- * failing client does not stop the others; the result reports each.
+ * The scheduled refresh: each client's stored token is refreshed when it expires within the window
+ * (single-flight with readers through the store's lease). Clients run concurrently; a client whose secret cannot
+ * be read or whose refresh fails is reported and does not stop the others.
  *
  * @example
  * ```ts
- * const reports = await refreshTokens(
- *   [{ key: { provider: 'forge', clientId: 'ci-bot', scope: 'repo' }, fromHash, fetchToken }],
- *   { client: documentClient, tableName: 'tokens' },
- * );
+ * const run = await refreshTokens(createTokenSources(readTokenConfig(), { documentClient, ssm }), { logger });
+ * if (run.failed > 0) throw new TokenRefreshError(run);
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.4
  */
-export async function refreshTokens<T extends TokenLike = TokenLike>(
-  targets: readonly RefreshTarget<T>[],
-  deps: RefreshDependencies,
-): Promise<RefreshReport[]> {
-  const windowSeconds = deps.windowSeconds ?? AwsDefaults.refreshWindowSeconds;
-  return Promise.all(
-    targets.map(async (target): Promise<RefreshReport> => {
-      let key = `${target.key?.provider}#${target.key?.clientId}`;
-      try {
-        const store = new TokenStore<T>({
-          ...deps.store,
-          client: deps.client,
-          tableName: deps.tableName,
-          key: target.key,
-          fromHash: target.fromHash,
-          fetchToken: target.fetchToken,
-          refreshWindowSeconds: windowSeconds,
-          logger: deps.logger,
-        });
-        key = store.key;
-        const result = await store.refresh({ windowSeconds });
-        const report: RefreshReport = { key, status: result.outcome, version: result.version };
-        if (result.token.expiresAt !== undefined) report.expiresAt = result.token.expiresAt;
-        deps.logger?.info('token refresh', { key, status: report.status, expiresAt: report.expiresAt });
-        return report;
-      } catch (error) {
-        const report: RefreshReport = { key, status: 'failed', error: describe(error) };
-        deps.logger?.error('token refresh failed', { key, code: report.error?.code });
-        return report;
-      }
-    }),
-  );
+export async function refreshTokens<T extends TokenLike>(
+  sources: readonly TokenSource<T>[],
+  options: RefreshOptions = {},
+): Promise<RefreshRun> {
+  const reports = await Promise.all(sources.map((source) => refreshOne(source, options)));
+  const failed = reports.filter((report) => report.status === 'failed').length;
+  const refreshed = reports.filter((report) => report.status === 'refreshed').length;
+  options.logger?.info('refresh run', { clients: reports.length, refreshed, failed });
+  return { refreshed, failed, reports };
 }

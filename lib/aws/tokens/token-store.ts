@@ -4,20 +4,8 @@ import { AwsDefaults, AwsErrorCodes, TokenTable } from '../constants.js';
 import { isConditionalCheckFailed, TokenStoreConflictError, TokenStoreError } from '../errors.js';
 import type { LoggerLike, TokenKey, TokenLike } from '../types.js';
 
-/**
- * Options of {@link TokenStore}. Defaults live in {@link AwsDefaults}.
- *
- * @example
- * ```ts
- * new TokenStore({ client, tableName: 'tokens', key, fromHash, fetchToken, refreshWindowSeconds: 300 });
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.4
- */
-export interface TokenStoreOptions<T extends TokenLike> {
-  /** DocumentClient from `@aws-sdk/lib-dynamodb`. */
-  client: DynamoDBDocumentClient;
-  /** Table with partition key `pk` (S). */
-  tableName: string;
+/** One token in the token table: its key, how to load it from its stored map, and how to get a new one. */
+export interface TokenTarget<T extends TokenLike = TokenLike> {
   /** Which token: provider, client id and scope. */
   key: TokenKey;
   /** Rebuilds a token from its stored map, e.g. `(hash) => AccessToken.fromHash(client, hash)`. */
@@ -27,6 +15,14 @@ export interface TokenStoreOptions<T extends TokenLike> {
    * `(current) => current?.refreshToken ? current.refresh() : client.clientCredentials.getToken({ scope })`.
    */
   fetchToken: (current: T | undefined) => Promise<T>;
+}
+
+/** Options of {@link TokenStore}: its target, table and knobs (defaults in {@link AwsDefaults}). */
+export interface TokenStoreOptions<T extends TokenLike> extends TokenTarget<T> {
+  /** DocumentClient from `@aws-sdk/lib-dynamodb`. */
+  client: DynamoDBDocumentClient;
+  /** Table with partition key `pk` (S). */
+  tableName: string;
   /** A token within this many seconds of expiry is refreshed. Default 300. */
   refreshWindowSeconds?: number | undefined;
   /** Lifetime of the refresh lease, in seconds. Default 15. */
@@ -48,24 +44,10 @@ export interface TokenStoreOptions<T extends TokenLike> {
  * - `refreshed`: this caller took the lease and fetched a new token.
  * - `waited`: another process refreshed it while this caller waited.
  * - `stale`: another process holds the lease; the old token is returned because it is still valid.
- *
- * @example
- * ```ts
- * if ((await store.refresh()).outcome === 'refreshed') logger.info('token renewed');
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-6
  */
 export type RefreshOutcome = 'fresh' | 'refreshed' | 'waited' | 'stale';
 
-/**
- * Result of {@link TokenStore.refresh}.
- *
- * @example
- * ```ts
- * const { token, version, outcome } = await store.refresh({ windowSeconds: 300 });
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-5.1
- */
+/** Result of {@link TokenStore.refresh}. */
 export interface RefreshResult<T> {
   token: T;
   /** The stored version the token belongs to. */
@@ -73,15 +55,7 @@ export interface RefreshResult<T> {
   outcome: RefreshOutcome;
 }
 
-/**
- * A stored token and its concurrency attributes, as {@link TokenStore.read} returns it.
- *
- * @example
- * ```ts
- * const stored = await store.read(); // { token, version: 3, leaseUntil: undefined, leaseOwner: undefined }
- * ```
- * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html
- */
+/** A stored token and its concurrency attributes, as {@link TokenStore.read} returns it. */
 export interface StoredToken<T> {
   /** Absent while the very first token is being fetched (the item then only holds a lease). */
   token: T | undefined;
@@ -94,13 +68,7 @@ export interface StoredToken<T> {
 
 /**
  * The partition key of a token: `provider#clientId#scope`, each part URI-encoded (so `#` in a part cannot
- * collide) and the scope normalized (whitespace-separated, deduplicated, sorted).
- *
- * @example
- * ```ts
- * tokenPartitionKey({ provider: 'forge', clientId: 'ci-bot', scope: 'repo read:org' }); // 'forge#ci-bot#read%3Aorg%20repo'
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-3.3
+ * collide) and the scope normalized (whitespace-separated, deduplicated, sorted): `forge#ci-bot#read%3Aorg%20repo`.
  */
 export function tokenPartitionKey(key: TokenKey): string {
   if (!key?.provider) throw new TypeError('"key.provider" is required');
@@ -146,7 +114,6 @@ function storable(hash: Record<string, unknown>): Record<string, unknown> {
  * });
  * const token = await store.get();
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.4
  */
 export class TokenStore<T extends TokenLike = TokenLike> {
   readonly key: string;

@@ -77,7 +77,22 @@ describe('createSecretsProvider()', () => {
     });
     await expect(provider.getSecrets()).rejects.toMatchObject({
       code: 'secrets_missing',
-      message: 'parameter "/fb/secret" holds no webhook secret',
+      message: 'parameter "/fb/secret" holds no secret',
+    });
+  });
+
+  it('with single, keeps the whole trimmed value as one secret (an OAuth client secret may hold a comma)', async () => {
+    ssmMock.on(GetParameterCommand).resolvesOnce(parameter(' a,b\n')).resolves(parameter(' \n'));
+    const provider = createSecretsProvider({
+      parameterName: '/fb/secret',
+      ssm: new SSMClient({ region: 'us-east-1' }),
+      single: true,
+      maxAgeSeconds: 0,
+    });
+    expect(await provider.getSecrets()).toEqual(['a,b']);
+    await expect(provider.getSecrets()).rejects.toMatchObject({
+      code: 'secrets_missing',
+      message: 'parameter "/fb/secret" holds no secret',
     });
   });
 
@@ -115,7 +130,7 @@ describe('createSecretsProvider()', () => {
     const provider = createSecretsProvider({ offline: true, env: {} });
     await expect(provider.getSecrets()).rejects.toMatchObject({
       code: 'secrets_missing',
-      message: 'no webhook secret in environment variable "FORGEBRIDGE_WEBHOOK_SECRET"',
+      message: 'no secret in environment variable "FORGEBRIDGE_WEBHOOK_SECRET"',
     });
   });
 });

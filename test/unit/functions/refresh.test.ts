@@ -1,7 +1,7 @@
-// The scheduled refresh handler's wiring: which clients it refreshes, and that a failure fails the invocation
-// (so it shows in the function's Errors metric). The refresh itself runs end to end in
+// The scheduled refresh handler through its real Middy chain: which clients it refreshes, what it reports, and
+// that a failure fails the invocation (so it shows in the function's Errors metric). DynamoDB is mocked. The refresh itself runs end to end in
 // test/integration/stack/routing.test.ts against oidc-provider and DynamoDB Local.
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -41,6 +41,68 @@ describe('functions/refresh handler', { timeout: 30_000 }, () => {
     expect(dynamo.calls()).toHaveLength(0);
   });
 
+  it('reports each client under its token table key', async () => {
+    const expiresAt = Math.floor(Date.now() / 1000) + 3600;
+    dynamo.on(GetCommand, { TableName: 'tokens', Key: { pk: 'forge#bot#repo' } }).resolves({
+      Item: {
+        pk: 'forge#bot#repo',
+        token: { access_token: 'stored-token', expires_at: expiresAt },
+        version: 3,
+      },
+    });
+    const handler = await loadRefresh({
+      IS_OFFLINE: 'true',
+      FORGEBRIDGE_OAUTH_CLIENT_SECRET: 'bot-secret',
+      FORGEBRIDGE_OAUTH_CLIENTS: JSON.stringify([
+        { provider: 'forge', clientId: 'bot', site: 'http://127.0.0.1:9', scope: 'repo' },
+      ]),
+    });
+    await expect(handler({}, context)).resolves.toEqual({
+      refreshed: 0,
+      failed: 0,
+      reports: [{ key: 'forge#bot#repo', status: 'fresh', version: 3, expiresAt }],
+    });
+  });
+
+  it('reports a client whose secret cannot be read, still refreshes the others, then fails', async () => {
+    const expiresAt = Math.floor(Date.now() / 1000) + 3600;
+    dynamo.on(GetCommand).resolves({
+      Item: { pk: 'forge#ok#', token: { access_token: 'stored-token', expires_at: expiresAt }, version: 1 },
+    });
+    const handler = await loadRefresh({
+      IS_OFFLINE: 'true',
+      OK_SECRET: 'ok-secret',
+      FORGEBRIDGE_OAUTH_CLIENTS: JSON.stringify([
+        { provider: 'forge', clientId: 'bot', site: 'http://127.0.0.1:9', secretEnv: 'BOT_SECRET_UNSET' },
+        { provider: 'forge', clientId: 'ok', site: 'http://127.0.0.1:9', secretEnv: 'OK_SECRET' },
+      ]),
+    });
+    const error = await handler({}, context).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({
+      name: 'TokenRefreshError',
+      message: '1 of 2 token refreshes failed',
+      run: {
+        refreshed: 0,
+        failed: 1,
+        reports: [
+          {
+            key: 'forge#bot#',
+            status: 'failed',
+            error: {
+              code: 'secrets_missing',
+              message: 'no secret in environment variable "BOT_SECRET_UNSET"',
+            },
+          },
+          { key: 'forge#ok#', status: 'fresh', version: 1, expiresAt },
+        ],
+      },
+    });
+    expect(dynamo.commandCalls(GetCommand).map((call) => call.args[0].input.Key)).toEqual([
+      { pk: 'forge#ok#' },
+    ]);
+    expect(JSON.stringify(error)).not.toContain('ok-secret');
+  });
+
   it('fails the invocation when a client secret cannot be read, without leaking anything', async () => {
     const handler = await loadRefresh({
       IS_OFFLINE: 'true',
@@ -48,7 +110,11 @@ describe('functions/refresh handler', { timeout: 30_000 }, () => {
         { provider: 'forge', clientId: 'bot', site: 'http://127.0.0.1:9', secretEnv: 'BOT_SECRET_UNSET' },
       ]),
     });
-    await expect(handler({}, context)).rejects.toThrow(new Error('1 of 1 token refreshes failed'));
+    await expect(handler({}, context)).rejects.toMatchObject({
+      name: 'TokenRefreshError',
+      code: 'refresh_failed',
+      message: '1 of 1 token refreshes failed',
+    });
     expect(dynamo.calls()).toHaveLength(0);
   });
 

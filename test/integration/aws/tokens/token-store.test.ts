@@ -3,6 +3,9 @@ import { createInterface } from 'node:readline';
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
+  clientTarget,
+  createTokenSource,
+  type OAuthClientConfig,
   refreshTokens,
   TokenStore,
   TokenStoreConflictError,
@@ -30,17 +33,24 @@ afterAll(async () => {
 });
 beforeEach(() => server.resetCounters());
 
+/** The configured client of these tests, as `FORGEBRIDGE_OAUTH_CLIENTS` would give it. */
+function clientConfig(overrides: Partial<OAuthClientConfig> = {}): OAuthClientConfig {
+  return {
+    provider: 'local',
+    clientId: DEFAULT_CLIENT.client_id,
+    site: server.issuer,
+    scope: SCOPE,
+    resource: FORGE_API_RESOURCE,
+    ...overrides,
+  };
+}
+
 /** A store as one Lambda would build it: its own DynamoDB client, its own OAuth client, no shared memory. */
 function lambdaStore(tableName: string, options: { clientSecret?: string; pollMs?: number } = {}) {
-  const oauth = new Client(DEFAULT_CLIENT.client_id, options.clientSecret ?? DEFAULT_CLIENT.client_secret, {
-    site: server.issuer,
-  });
   return new TokenStore<AccessToken>({
+    ...clientTarget(clientConfig(), options.clientSecret ?? DEFAULT_CLIENT.client_secret),
     client: ddb.documentClient(),
     tableName,
-    key,
-    fromHash: (hash) => AccessToken.fromHash(oauth, hash),
-    fetchToken: () => oauth.clientCredentials.getToken({ scope: SCOPE, resource: FORGE_API_RESOURCE }),
     pollMs: options.pollMs ?? 50,
   });
 }
@@ -172,7 +182,7 @@ describe('TokenStore against DynamoDB Local and oidc-provider', () => {
     expect(server.tokenRequests()).toBe(0);
   });
 
-  it('the scheduled refresh renews expiring clients, skips fresh ones, and reports a failing one', async () => {
+  it('the scheduled refresh renews expiring clients, skips fresh ones, and reports failing ones by store key', async () => {
     const { tokens } = await ddb.tables();
     const oauth = oauthClient();
     const fresh = { provider: 'local', clientId: DEFAULT_CLIENT.client_id, scope: 'forge:write' };
@@ -185,37 +195,43 @@ describe('TokenStore against DynamoDB Local and oidc-provider', () => {
     });
     await freshStore.save(new AccessToken(oauth, 'fresh', { expires_in: 3600 }), 0);
     await lambdaStore(tokens).save(new AccessToken(oauth, 'expiring', { expires_in: 60 }), 0);
-    const wrong = new Client(DEFAULT_CLIENT.client_id, 'wrong-secret', { site: server.issuer });
-    const reports = await refreshTokens(
+    const options = {
+      documentClient: ddb.documentClient(),
+      tableName: tokens,
+      env: { IS_OFFLINE: 'true', GOOD_SECRET: DEFAULT_CLIENT.client_secret, WRONG_SECRET: 'wrong-secret' },
+    };
+    const run = await refreshTokens(
       [
-        {
-          key,
-          fromHash: (hash) => AccessToken.fromHash(oauth, hash),
-          fetchToken: () => oauth.clientCredentials.getToken({ scope: SCOPE, resource: FORGE_API_RESOURCE }),
-        },
-        {
-          key: fresh,
-          fromHash: (hash) => AccessToken.fromHash(oauth, hash),
-          fetchToken: () => Promise.reject(new Error('x')),
-        },
-        {
-          key: { provider: 'local', clientId: DEFAULT_CLIENT.client_id, scope: 'other' },
-          fromHash: (hash) => AccessToken.fromHash(wrong, hash),
-          fetchToken: () => wrong.clientCredentials.getToken({ scope: SCOPE, resource: FORGE_API_RESOURCE }),
-        },
+        createTokenSource(clientConfig({ secretEnv: 'GOOD_SECRET' }), options),
+        { key: freshStore.key, store: async () => freshStore },
+        createTokenSource(clientConfig({ scope: 'other', secretEnv: 'WRONG_SECRET' }), options),
+        createTokenSource(clientConfig({ scope: 'locked', secretEnv: 'UNSET_SECRET' }), options),
       ],
-      { client: ddb.documentClient(), tableName: tokens, windowSeconds: 300 },
+      { windowSeconds: 300 },
     );
-    expect(reports.map((report) => report.status)).toEqual(['refreshed', 'fresh', 'failed']);
-    expect(reports[2]?.error).toEqual({
-      code: 'refresh_failed',
-      message: `token refresh failed for "${tokenPartitionKey({ provider: 'local', clientId: DEFAULT_CLIENT.client_id, scope: 'other' })}"`,
+    expect(run.reports.map((report) => report.status)).toEqual(['refreshed', 'fresh', 'failed', 'failed']);
+    expect(run).toMatchObject({ refreshed: 1, failed: 2 });
+    const otherKey = tokenPartitionKey({
+      provider: 'local',
+      clientId: DEFAULT_CLIENT.client_id,
+      scope: 'other',
     });
-    expect(JSON.stringify(reports)).not.toContain('wrong-secret');
+    expect(run.reports[2]).toEqual({
+      key: otherKey,
+      status: 'failed',
+      error: { code: 'refresh_failed', message: `token refresh failed for "${otherKey}"` },
+    });
+    expect(run.reports[3]).toEqual({
+      key: tokenPartitionKey({ provider: 'local', clientId: DEFAULT_CLIENT.client_id, scope: 'locked' }),
+      status: 'failed',
+      error: { code: 'secrets_missing', message: 'no secret in environment variable "UNSET_SECRET"' },
+    });
     expect(server.tokenRequests()).toBe(2);
     const renewed = await lambdaStore(tokens).read();
     expect(renewed?.version).toBe(2);
     expect(renewed?.token?.token).not.toBe('expiring');
+    expect(JSON.stringify(run)).not.toContain('wrong-secret');
+    expect(JSON.stringify(run)).not.toContain(renewed?.token?.token);
   });
 });
 

@@ -1,0 +1,118 @@
+/**
+ * The glue between an OAuth client's configuration, its secret and the token table: where the refresh function
+ * and the subscribers get their `TokenStore`, built once per client per process.
+ */
+import type { SSMClient } from '@aws-sdk/client-ssm';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { AccessToken, Client, type ConnectionOptions } from '../../oauth2/index.js';
+import { AwsDefaults } from '../constants.js';
+import type { Env } from '../env.js';
+import { createSecretsProvider } from '../secrets.js';
+import type { LoggerLike, TokenKey, TokenLike } from '../types.js';
+import type { OAuthClientConfig, TokenConfig } from './config.js';
+import { TokenStore, type TokenStoreOptions, type TokenTarget, tokenPartitionKey } from './token-store.js';
+
+function targetKey(config: OAuthClientConfig): TokenKey {
+  return {
+    provider: config.provider,
+    clientId: config.clientId,
+    ...(config.scope ? { scope: config.scope } : {}),
+  };
+}
+
+/** The token-table target of one client: its key, and its lib/oauth2 `Client` to load and fetch tokens. */
+export function clientTarget(
+  config: OAuthClientConfig,
+  secret: string,
+  connection?: ConnectionOptions,
+): TokenTarget<AccessToken> {
+  const client = new Client(config.clientId, secret, {
+    site: config.site,
+    ...(config.tokenUrl === undefined ? {} : { tokenUrl: config.tokenUrl }),
+    ...(connection === undefined ? {} : { connection }),
+  });
+  const params: Record<string, string> = {};
+  if (config.scope !== undefined) params.scope = config.scope;
+  if (config.resource !== undefined) params.resource = config.resource;
+  return {
+    key: targetKey(config),
+    fromHash: (hash) => AccessToken.fromHash(client, hash),
+    // Client credentials issue no refresh token: a refresh is a new token request.
+    fetchToken: () => client.clientCredentials.getToken(params),
+  };
+}
+
+/** The clients a handler builds at module scope, shared by all its token sources. */
+export interface TokenSourceOptions {
+  documentClient: DynamoDBDocumentClient;
+  tableName: string;
+  /** Reads `secretParameter`. Default: one built by Powertools on first use. */
+  ssm?: SSMClient | undefined;
+  /** A token within this many seconds of expiry is refreshed. Default 300. */
+  refreshWindowSeconds?: number | undefined;
+  logger?: LoggerLike | undefined;
+  /** HTTP options of the clients' token and API requests (timeout, proxy, dispatcher). Default lib/oauth2's. */
+  connection?: ConnectionOptions | undefined;
+  /** Environment for `IS_OFFLINE` and `secretEnv`. Default `process.env`. */
+  env?: Env | undefined;
+  /** Lease and clock knobs of the store. */
+  store?:
+    | Pick<TokenStoreOptions<TokenLike>, 'leaseSeconds' | 'waitMs' | 'pollMs' | 'now' | 'sleep'>
+    | undefined;
+}
+
+/** One client's way to its token: the table key, known before the secret is read, and its `TokenStore`. */
+export interface TokenSource<T extends TokenLike = AccessToken> {
+  /** The token table key (`provider#clientId#scope`), the key of every report about this client. */
+  readonly key: string;
+  /** Reads the client secret (SSM, cached) and builds the store, once; a failed attempt is retried on the next call. */
+  store(): Promise<TokenStore<T>>;
+}
+
+/** Builds the token source of one configured client. */
+export function createTokenSource(config: OAuthClientConfig, options: TokenSourceOptions): TokenSource {
+  const key = tokenPartitionKey(targetKey(config));
+  const secrets = createSecretsProvider({
+    parameterName: config.secretParameter,
+    ssm: options.ssm,
+    envVar: config.secretEnv ?? AwsDefaults.oauthClientSecretEnvVar,
+    single: true,
+    env: options.env,
+  });
+  let store: Promise<TokenStore<AccessToken>> | undefined;
+  const build = async () => {
+    const [secret] = await secrets.getSecrets();
+    return new TokenStore<AccessToken>({
+      ...options.store,
+      ...clientTarget(config, secret as string, options.connection),
+      client: options.documentClient,
+      tableName: options.tableName,
+      refreshWindowSeconds: options.refreshWindowSeconds,
+      logger: options.logger,
+    });
+  };
+  return {
+    key,
+    store() {
+      store ??= build().catch((error: unknown) => {
+        store = undefined;
+        throw error;
+      });
+      return store;
+    },
+  };
+}
+
+/** The token sources of every configured client (as `readTokenConfig` returns them). */
+export function createTokenSources(
+  config: TokenConfig,
+  options: Omit<TokenSourceOptions, 'tableName' | 'refreshWindowSeconds'>,
+): TokenSource[] {
+  return config.clients.map((client) =>
+    createTokenSource(client, {
+      ...options,
+      tableName: config.tableName,
+      refreshWindowSeconds: config.refreshWindowSeconds,
+    }),
+  );
+}
