@@ -15,8 +15,10 @@ export interface SubscriberOptions {
 
 /**
  * Builds the body of a subscriber Lambda: it resolves the delivery from the EventBridge event (through the S3
- * claim check when there is one), logs one `delivery received` line (`delivery`, `event`, `action` when present,
- * `detailType`, `claimCheck`; never the payload), dispatches it through `events`, and returns it.
+ * claim check when there is one), dispatches it through `events`, logs one `delivery received` line
+ * (`delivery`, `event`, `action` when present, `detailType`, `claimCheck`; never the payload) and returns it.
+ * The line is written once the handlers succeeded: a failed invocation that EventBridge retries logs one line
+ * for the retry that got through, not one per attempt.
  *
  * @example
  * ```ts
@@ -36,6 +38,7 @@ export function createSubscriber(
   if (typeof logger?.info !== 'function') throw new TypeError('"logger" must have an "info" function');
   return async (event) => {
     const delivery = await resolveDelivery(event, { s3 });
+    await events.receive(delivery);
     // resolveDelivery also takes the detail as JSON text (a relay's input transformer); it parsed by now.
     const detail: Partial<DeliveryDetail> =
       typeof event.detail === 'string' ? JSON.parse(event.detail) : event.detail;
@@ -47,7 +50,6 @@ export function createSubscriber(
       detailType: event['detail-type'],
       claimCheck: payloadRef !== undefined,
     });
-    await events.receive(delivery);
     return delivery;
   };
 }
