@@ -2,7 +2,7 @@
 // starts DynamoDB Local, s3rver, oidc-provider, the forge API and `osls offline start` (serverless-offline +
 // serverless-offline-aws-eventbridge), creates the tables and the bucket, and points the functions at them.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -13,6 +13,7 @@ import {
 } from './authorization-server.js';
 import { createTables, type DynamoDbLocal, startDynamoDbLocal } from './dynamodb.js';
 import { type ForgeApi, startForgeApi } from './forge-api.js';
+import { createFunctionLogReader, type FunctionLogRecord } from './function-logs.js';
 import { type Offline, type OfflinePorts, startOffline } from './offline.js';
 import { freePort } from './ports.js';
 import { type LocalS3, startS3 } from './s3.js';
@@ -31,8 +32,6 @@ export interface LocalStackOptions {
   ports?: Partial<OfflinePorts>;
   /** Put a stoppable TCP proxy between the ingest and the local bus (tests make the bus fail with it). */
   busProxy?: boolean;
-  /** Where subscribers append their receipts (`<function>.jsonl`). Default: none. */
-  receiptsDir?: string;
   /** `FORGEBRIDGE_MAX_ENTRY_BYTES` of the ingest. Default: lib/aws' default (256 KB). */
   maxEntryBytes?: number;
   /** Powertools log level of the functions. Default `INFO`. */
@@ -57,6 +56,11 @@ export interface LocalStack {
   readonly forgeApi: ForgeApi;
   /** The last lines of `osls offline`'s log (with `output: 'file'`). */
   logTail(lines?: number): string;
+  /**
+   * Every function's Powertools log lines so far, parsed (with `output: 'file'`; empty with `'inherit'`):
+   * each subscriber's `delivery received`, the local recorder's `delivery recorded`, and the rest.
+   */
+  functionLogs(): readonly FunctionLogRecord[];
   /** Present with `busProxy: true`: stop it to make PutEvents fail, start it to heal. */
   readonly busProxy: TcpProxy | undefined;
   /** Stops every server and child process (DynamoDB Local's Java included). Safe to call twice. */
@@ -68,7 +72,7 @@ export interface LocalStack {
  *
  * @example
  * ```ts
- * const stack = await startLocalStack({ receiptsDir });
+ * const stack = await startLocalStack();
  * await fetch(stack.webhookUrl, { method: 'POST', headers, body });
  * await stack.stop();
  * ```
@@ -132,7 +136,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       stops.push(() => proxy.stop());
     }
     const eventBridge = `http://127.0.0.1:${eventBridgePort}`;
-    if (options.receiptsDir !== undefined) mkdirSync(options.receiptsDir, { recursive: true });
 
     const oauthClients = [
       {
@@ -169,7 +172,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       FORGEBRIDGE_AWS_REQUEST_TIMEOUT_MS: '10000',
       FORGEBRIDGE_PUBLISH_BUDGET_MS: '12000',
     };
-    if (options.receiptsDir !== undefined) env.FORGEBRIDGE_RECEIPTS_DIR = options.receiptsDir;
     if (options.maxEntryBytes !== undefined) env.FORGEBRIDGE_MAX_ENTRY_BYTES = String(options.maxEntryBytes);
 
     const offline: Offline = await startOffline({
@@ -180,6 +182,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       output: options.output ?? 'file',
     });
     stops.push(() => offline.stop());
+    const logs = offline.logFile === undefined ? undefined : createFunctionLogReader(offline.logFile);
 
     return {
       webhookUrl: `http://127.0.0.1:${offline.ports.http}/webhooks`,
@@ -200,6 +203,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       forgeApi,
       busProxy,
       logTail: (lines) => offline.logTail(lines),
+      functionLogs: () => logs?.records() ?? [],
       stop: stopAll,
     };
   } catch (error) {

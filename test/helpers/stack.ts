@@ -1,10 +1,9 @@
-// Shared setup of the end-to-end tests: the real local stack (local-stack/stack.ts) on free ports, a receipts
-// directory the subscriber functions append to, and helpers to post signed deliveries and read the receipts.
+// Shared setup of the end-to-end tests: the real local stack (local-stack/stack.ts) on free ports, and helpers
+// to post signed deliveries and to see, from outside the handlers, what each subscriber received: the
+// functions' Powertools log lines in osls offline's log (`delivery received` of every subscriber, `forge api
+// called` of the example subscriber, `delivery recorded` of the local stage's recording subscriber).
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Receipt } from '../../functions/shared/receipts.js';
+import type { FunctionLogRecord } from '../../local-stack/function-logs.js';
 import { type SignedDelivery, signDelivery } from '../../local-stack/sample-deliveries.js';
 import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../local-stack/stack.js';
 
@@ -23,6 +22,35 @@ export const Subscribers = {
 } as const;
 export type SubscriberName = (typeof Subscribers)[keyof typeof Subscribers];
 
+/** The local stage's recording subscriber (local-stack/recorder.yml): test equipment, not a subscriber above. */
+const RECORDER = 'recorder';
+
+/** A subscriber's `delivery received` line. */
+export interface Received {
+  /** The function key in serverless.yml (`onPush`). */
+  function: string;
+  delivery: string;
+  event: string;
+  action?: string;
+  detailType: string;
+  claimCheck: boolean;
+}
+
+/** The recorder's view of one delivery: its `delivery received` line joined with its `delivery recorded` one. */
+export interface Recorded extends Received {
+  /** UTF-8 bytes of `JSON.stringify(payload)` of the payload the recorder resolved. */
+  bytes: number;
+  /** Hex SHA-256 of the same: equal to {@link digest} of the sent payload when it arrived intact. */
+  sha256: string;
+}
+
+/** The example subscriber's `forge api called` line. */
+export interface ForgeApiCalled {
+  delivery: string;
+  status: number;
+  title?: string;
+}
+
 /** A started stack plus the test conveniences. */
 export interface TestStack {
   readonly stack: LocalStack;
@@ -34,11 +62,15 @@ export interface TestStack {
   ): Promise<Posted>;
   /** Posts an already signed delivery. */
   send(delivery: SignedDelivery): Promise<Posted>;
-  /** Every receipt so far of one subscriber (or all). */
-  receipts(subscriber?: SubscriberName): Receipt[];
-  /** Receipts of one delivery, by subscriber function key. */
+  /** Every `delivery received` line so far of one subscriber (or of all of them, the recorder excluded). */
+  received(subscriber?: SubscriberName): Received[];
+  /** How many times each subscriber (by function key) received one delivery; the recorder is not counted. */
   receivedBy(deliveryId: string): Record<string, number>;
-  /** Polls until `check` returns true, then waits `settleMs` more (late extra receipts would show up then). */
+  /** What the recorder saw: every delivery so far, or one (a list, so that a second copy would show). */
+  recorded(deliveryId?: string): Recorded[];
+  /** The example subscriber's forge API calls for one delivery. */
+  forgeApiCalls(deliveryId: string): ForgeApiCalled[];
+  /** Polls until `check` returns true, then waits `settleMs` more (late extra deliveries would show up then). */
   waitFor(check: () => boolean, options?: { timeoutMs?: number; settleMs?: number }): Promise<void>;
   stop(): Promise<void>;
 }
@@ -49,21 +81,13 @@ export interface Posted {
   body: unknown;
 }
 
-/**
- * Digest of a payload as the subscribers' receipts record it: SHA-256 of `JSON.stringify(payload)`.
- *
- * @example
- * ```ts
- * expect(receipt.sha256).toBe(digest(payload));
- * ```
- * @see https://csrc.nist.gov/pubs/fips/180-4/upd1/final
- */
+/** SHA-256 of `JSON.stringify(payload)`, as the recorder logs it. */
 export function digest(payload: unknown): string {
   return createHash('sha256').update(JSON.stringify(payload)).digest('hex');
 }
 
 /**
- * Starts the local stack for one test file, on free ports, with receipts in a temp dir.
+ * Starts the local stack for one test file, on free ports, its osls offline output in a log file.
  *
  * @example
  * ```ts
@@ -71,24 +95,12 @@ export function digest(payload: unknown): string {
  * beforeAll(async () => { t = await startTestStack({ busProxy: true }); });
  * afterAll(() => t?.stop());
  * ```
- * @see https://github.com/dherault/serverless-offline
  */
-export async function startTestStack(
-  options: Omit<LocalStackOptions, 'receiptsDir'> = {},
-): Promise<TestStack> {
-  const receiptsDir = mkdtempSync(join(tmpdir(), 'forgebridge-receipts-'));
-  let stack: LocalStack;
-  try {
-    stack = await startLocalStack({
-      ...options,
-      receiptsDir,
-      // FORGEBRIDGE_STACK_VERBOSE=1 shows osls offline's output; otherwise it goes to a log file.
-      output: process.env.FORGEBRIDGE_STACK_VERBOSE === '1' ? 'inherit' : 'file',
-    });
-  } catch (error) {
-    rmSync(receiptsDir, { recursive: true, force: true });
-    throw error;
-  }
+export async function startTestStack(options: Omit<LocalStackOptions, 'output'> = {}): Promise<TestStack> {
+  // The observation reads the log file: the output always goes there.
+  const stack = await startLocalStack({ ...options, output: 'file' });
+  const prefix = `forgebridge-${stack.stage}-`;
+  const keyOf = (record: FunctionLogRecord) => record.function_name.replace(prefix, '');
 
   const send = async (delivery: SignedDelivery): Promise<Posted> => {
     const response = await fetch(stack.webhookUrl, {
@@ -106,17 +118,45 @@ export async function startTestStack(
     return { id: delivery.id, status: response.status, body };
   };
 
-  const receipts = (subscriber?: SubscriberName): Receipt[] => {
-    if (!existsSync(receiptsDir)) return [];
-    return readdirSync(receiptsDir)
-      .filter((file) => file.endsWith('.jsonl'))
-      .filter((file) => subscriber === undefined || file === `forgebridge-${stack.stage}-${subscriber}.jsonl`)
-      .flatMap((file) =>
-        readFileSync(join(receiptsDir, file), 'utf8')
-          .split('\n')
-          .filter((line) => line.trim() !== '')
-          .map((line) => JSON.parse(line) as Receipt),
-      );
+  const toReceived = (record: FunctionLogRecord): Received => {
+    const { delivery, event, action, detailType, claimCheck } = record as unknown as Received;
+    return {
+      function: keyOf(record),
+      delivery,
+      event,
+      ...(action === undefined ? {} : { action }),
+      detailType,
+      claimCheck,
+    };
+  };
+  const receivedLines = () => stack.functionLogs().filter((record) => record.message === 'delivery received');
+
+  const received = (subscriber?: SubscriberName): Received[] =>
+    receivedLines()
+      .filter((record) => keyOf(record) !== RECORDER)
+      .filter((record) => subscriber === undefined || keyOf(record) === subscriber)
+      .map(toReceived);
+
+  const recorded = (deliveryId?: string): Recorded[] => {
+    const lines = stack.functionLogs().filter((record) => keyOf(record) === RECORDER);
+    // One invocation writes both lines: join them on the Lambda request id.
+    const byRequest = new Map(
+      lines
+        .filter((record) => record.message === 'delivery received')
+        .map((record) => [record.function_request_id, record]),
+    );
+    return lines
+      .filter((record) => record.message === 'delivery recorded')
+      .filter((record) => deliveryId === undefined || record.delivery === deliveryId)
+      .map((record) => {
+        const receivedLine = byRequest.get(record.function_request_id);
+        if (receivedLine === undefined) throw new Error(`recorder line without its "delivery received" line`);
+        return {
+          ...toReceived(receivedLine),
+          bytes: record.bytes as number,
+          sha256: record.sha256 as string,
+        };
+      });
   };
 
   return {
@@ -128,16 +168,25 @@ export async function startTestStack(
       if (postOptions.body !== undefined) signOptions.body = postOptions.body;
       return send(signDelivery(postOptions.secret ?? stack.secret, name, payload, signOptions));
     },
-    receipts,
+    received,
     receivedBy(deliveryId) {
       const counts: Record<string, number> = {};
-      for (const receipt of receipts()) {
-        if (receipt.delivery !== deliveryId) continue;
-        const key = receipt.function.replace(`forgebridge-${stack.stage}-`, '');
-        counts[key] = (counts[key] ?? 0) + 1;
+      for (const entry of received()) {
+        if (entry.delivery === deliveryId) counts[entry.function] = (counts[entry.function] ?? 0) + 1;
       }
       return counts;
     },
+    recorded,
+    forgeApiCalls: (deliveryId) =>
+      stack
+        .functionLogs()
+        .filter((record) => record.message === 'forge api called' && record.delivery === deliveryId)
+        .filter((record) => keyOf(record) === Subscribers.issuesOpened)
+        .map(({ delivery, status, title }) => ({
+          delivery: delivery as string,
+          status: status as number,
+          ...(title === undefined ? {} : { title: title as string }),
+        })),
     async waitFor(check, waitOptions = {}) {
       const deadline = Date.now() + (waitOptions.timeoutMs ?? 20_000);
       while (!check()) {
@@ -148,12 +197,6 @@ export async function startTestStack(
       }
       await new Promise((resolve) => setTimeout(resolve, waitOptions.settleMs ?? 1_500));
     },
-    async stop() {
-      try {
-        await stack.stop();
-      } finally {
-        rmSync(receiptsDir, { recursive: true, force: true });
-      }
-    },
+    stop: () => stack.stop(),
   };
 }

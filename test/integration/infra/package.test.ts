@@ -1,5 +1,6 @@
 // `osls package` builds the CloudFormation template offline (no AWS credentials, HOME in a temp dir); this
-// test reads that template and checks every resource, rule pattern and IAM statement in it.
+// test reads that template and checks every resource, rule pattern and IAM statement in it. `osls print` shows
+// that the local stage's recording subscriber is declared for that stage and for no other.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +24,11 @@ interface Statement {
 let dir: string;
 let workFolder: string;
 let resources: Record<string, Resource>;
+/** `functions` as `osls print` resolves them, for the default stage and for `local`. */
+let printed: {
+  default: Record<string, { handler: string; events?: unknown[] }>;
+  local: typeof printed.default;
+};
 
 function ofType(type: string): [string, Resource][] {
   return Object.entries(resources).filter(([, resource]) => resource.Type === type);
@@ -69,15 +75,16 @@ beforeAll(async () => {
     // Its own build folder: serverless-esbuild deletes it when done, and must not touch a running stack's.
     FORGEBRIDGE_ESBUILD_WORK_FOLDER: workFolder,
   };
-  await run(
-    join(root, 'node_modules/.bin/osls'),
-    ['package', '--package', join(dir, 'out'), '--stage', 'ci'],
-    {
-      cwd: root,
-      env,
-      timeout: 150_000,
-    },
-  );
+  const osls = (args: string[]) =>
+    run(join(root, 'node_modules/.bin/osls'), args, { cwd: root, env, timeout: 150_000 });
+  const print = async (stageArgs: string[]) =>
+    JSON.parse((await osls(['print', ...stageArgs, '--path', 'functions', '--format', 'json'])).stdout);
+  const [, defaultStage, localStage] = await Promise.all([
+    osls(['package', '--package', join(dir, 'out'), '--stage', 'ci']),
+    print([]),
+    print(['--stage', 'local']),
+  ]);
+  printed = { default: defaultStage, local: localStage };
   const template = JSON.parse(
     readFileSync(join(dir, 'out/cloudformation-template-update-stack.json'), 'utf8'),
   );
@@ -176,6 +183,29 @@ describe('osls package (offline, no credentials)', () => {
       expect(fn.Properties.Role).toEqual({ 'Fn::GetAtt': [role, 'Arn'] });
       expect(resources[role]?.Type).toBe('AWS::IAM::Role');
     }
+  });
+
+  it('leaves the local recording subscriber out of every stage but local', () => {
+    const seven = [
+      'ingest',
+      'onEverything',
+      'onIssues',
+      'onIssuesOpened',
+      'onIssuesPrefix',
+      'onPush',
+      'refresh',
+    ];
+    expect(Object.keys(printed.default).sort()).toEqual(seven);
+    expect(Object.keys(printed.local).sort()).toEqual([...seven, 'recorder'].sort());
+    expect(printed.local.recorder?.handler).toBe('local-stack/recorder.handler');
+    expect(printed.local.recorder?.events).toEqual([
+      { eventBridge: expect.objectContaining({ pattern: { source: ['forge.webhooks'] } }) },
+    ]);
+    // The packaged template (stage ci): no function, rule target, role or code of the recorder.
+    const template = JSON.stringify(resources);
+    expect(Object.keys(resources).filter((name) => name.startsWith('Recorder'))).toEqual([]);
+    expect(template).not.toMatch(/recorder/i);
+    expect(template).not.toContain('local-stack');
   });
 
   it('routes POST /webhooks of an HTTP API (payload 2.0) to the ingest', () => {

@@ -1,6 +1,7 @@
 // End to end through the real local stack: every example payload of @octokit/webhooks-examples, signed and
-// posted to the HTTP endpoint, reaches the catch-all subscriber exactly once with its payload intact, and the
-// rule-form subscribers get exactly the deliveries their patterns select.
+// posted to the HTTP endpoint, reaches the catch-all subscriber exactly once, the local stage's recorder sees
+// its payload intact, and the rule-form subscribers get exactly the deliveries their patterns select. All of it
+// is read from outside the handlers: their log lines in osls offline's log.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ExampleDelivery, exampleDeliveries } from '../../../local-stack/sample-deliveries.js';
 import { digest, type Posted, startTestStack, type TestStack } from '../../helpers/stack.js';
@@ -56,7 +57,7 @@ afterAll(async () => {
 });
 
 describe('local stack: every @octokit/webhooks-examples payload', () => {
-  it('accepts each one and the catch-all receives each once with its payload intact', async () => {
+  it('accepts each one; the catch-all receives each once, and the recorder sees its payload intact', async () => {
     expect(examples.length).toBeGreaterThan(300);
     // A gateway 5xx is answered as a forge would: by redelivering the same id (`deliver`). It was seen when
     // osls offline's output went through a pipe (a stalled main thread, a 504 after the handler had run).
@@ -69,19 +70,30 @@ describe('local stack: every @octokit/webhooks-examples payload', () => {
       expect(redelivered.map((entry) => entry.id)).toContain(result.id);
     }
 
-    await t.waitFor(() => t.receipts('onEverything').length >= examples.length, { timeoutMs: 120_000 });
-    const received = t.receipts('onEverything');
+    await t.waitFor(
+      () => t.received('onEverything').length >= examples.length && t.recorded().length >= examples.length,
+      { timeoutMs: 120_000 },
+    );
+    const received = t.received('onEverything');
     expect(received).toHaveLength(examples.length);
-    const byDelivery = new Map(received.map((receipt) => [receipt.delivery, receipt]));
+    const byDelivery = new Map(received.map((entry) => [entry.delivery, entry]));
     expect(byDelivery.size).toBe(examples.length);
+    const recorded = t.recorded();
+    expect(recorded).toHaveLength(examples.length);
+    const recordedByDelivery = new Map(recorded.map((entry) => [entry.delivery, entry]));
+    expect(recordedByDelivery.size).toBe(examples.length);
     for (const [id, example] of posted) {
-      const receipt = byDelivery.get(id);
-      expect(receipt, `${example.name}.${example.action} ${id}`).toBeDefined();
+      const label = `${example.name}.${example.action} ${id}`;
+      const entry = byDelivery.get(id);
+      expect(entry, label).toBeDefined();
       // The forge's `github_app_authorization` is reported under the neutral name (DESIGN.md, Decisions).
       const event = example.name === 'github_app_authorization' ? 'forge_app_authorization' : example.name;
-      expect(receipt?.event).toBe(event);
-      expect(receipt?.detailType).toBe(example.action === undefined ? event : `${event}.${example.action}`);
-      expect(receipt?.sha256, `${example.name}.${example.action}`).toBe(digest(example.payload));
+      const detailType = example.action === undefined ? event : `${event}.${example.action}`;
+      expect(entry?.event, label).toBe(event);
+      expect(entry?.detailType, label).toBe(detailType);
+      const record = recordedByDelivery.get(id);
+      expect(record?.detailType, label).toBe(detailType);
+      expect(record?.sha256, label).toBe(digest(example.payload));
     }
   }, 300_000);
 
@@ -91,10 +103,10 @@ describe('local stack: every @octokit/webhooks-examples payload', () => {
         .filter(([, example]) => select(example))
         .map(([id]) => id)
         .sort();
-    const receivedIds = (subscriber: Parameters<TestStack['receipts']>[0]) =>
+    const receivedIds = (subscriber: Parameters<TestStack['received']>[0]) =>
       t
-        .receipts(subscriber)
-        .map((receipt) => receipt.delivery)
+        .received(subscriber)
+        .map((entry) => entry.delivery)
         .sort();
 
     const issues = expectedIds((example) => example.name === 'issues');

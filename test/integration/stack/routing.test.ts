@@ -1,6 +1,7 @@
 // End to end through the real local stack (serverless-offline + its EventBridge plugin, DynamoDB Local,
 // s3rver, oidc-provider, the forge API): a signed delivery posted to the HTTP endpoint reaches exactly the
-// subscribers whose rules match, once each.
+// subscribers whose rules match, once each. What each subscriber received is read from outside the handlers:
+// their `delivery received` log lines, and the local stage's recorder (a digest of each payload it resolved).
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
@@ -25,29 +26,36 @@ describe('local stack: rule forms', () => {
     expect(posted.status).toBe(202);
     expect(posted.body).toEqual({ delivery: posted.id });
     const expected = { onIssuesOpened: 1, onIssues: 1, onIssuesPrefix: 1, onEverything: 1 };
-    await t.waitFor(() => Object.keys(t.receivedBy(posted.id)).length >= 4);
+    await t.waitFor(
+      () => Object.keys(t.receivedBy(posted.id)).length >= 4 && t.recorded(posted.id).length >= 1,
+    );
     expect(t.receivedBy(posted.id)).toEqual(expected);
-    const receipt = t.receipts('onEverything').find((entry) => entry.delivery === posted.id);
-    expect(receipt).toMatchObject({
+    const received = t.received('onEverything').find((entry) => entry.delivery === posted.id);
+    expect(received).toMatchObject({
       event: 'issues',
       action: 'opened',
       detailType: 'issues.opened',
       claimCheck: false,
     });
-    expect(receipt?.sha256).toBe(digest(payload));
+    const recorded = t.recorded(posted.id);
+    expect(recorded).toHaveLength(1);
+    expect(recorded[0]).toMatchObject({ detailType: 'issues.opened', claimCheck: false });
+    expect(recorded[0]?.sha256).toBe(digest(payload));
   });
 
   it('lets the example subscriber call the forge API with a token from the store', async () => {
     const { name, payload } = sampleDelivery('issues.opened');
     const posted = await t.post(name, payload);
     expect(posted.status).toBe(202);
-    await t.waitFor(() => t.receivedBy(posted.id).onIssuesOpened === 1, { settleMs: 0 });
-    const receipt = t.receipts('onIssuesOpened').find((entry) => entry.delivery === posted.id);
+    await t.waitFor(() => t.forgeApiCalls(posted.id).length >= 1, { settleMs: 0 });
     const issue = payload as { issue: { number: number }; repository: { full_name: string } };
-    expect(receipt?.forgeApi).toEqual({
-      status: 200,
-      title: `Issue ${issue.issue.number} of ${issue.repository.full_name}`,
-    });
+    expect(t.forgeApiCalls(posted.id)).toEqual([
+      {
+        delivery: posted.id,
+        status: 200,
+        title: `Issue ${issue.issue.number} of ${issue.repository.full_name}`,
+      },
+    ]);
     const calls = t.stack.forgeApi
       .requests()
       .filter((call) => call.path === `/repos/${issue.repository.full_name}/issues/${issue.issue.number}`);
@@ -69,9 +77,9 @@ describe('local stack: rule forms', () => {
     expect(posted.status).toBe(202);
     await t.waitFor(() => Object.keys(t.receivedBy(posted.id)).length >= 2);
     expect(t.receivedBy(posted.id)).toEqual({ onPush: 1, onEverything: 1 });
-    const receipt = t.receipts('onPush').find((entry) => entry.delivery === posted.id);
-    expect(receipt).toMatchObject({ event: 'push', detailType: 'push' });
-    expect(receipt?.action).toBeUndefined();
+    const received = t.received('onPush').find((entry) => entry.delivery === posted.id);
+    expect(received).toMatchObject({ event: 'push', detailType: 'push' });
+    expect(received?.action).toBeUndefined();
   });
 
   it('delivers issue_comment.created to the catch-all only: it matches none of the issues rules', async () => {
@@ -113,7 +121,7 @@ describe('local stack: dedupe and verification', () => {
 
   it('answers a delivery without a delivery id 400 and publishes nothing', async () => {
     const { name, payload } = sampleDelivery('push');
-    const before = t.receipts().length;
+    const before = { received: t.received().length, recorded: t.recorded().length };
     const delivery = (await import('../../../local-stack/sample-deliveries.js')).signDelivery(
       t.stack.secret,
       name,
@@ -126,7 +134,7 @@ describe('local stack: dedupe and verification', () => {
       error: { code: expect.any(String), message: expect.stringContaining('deliver') },
     });
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    expect(t.receipts().length).toBe(before);
+    expect({ received: t.received().length, recorded: t.recorded().length }).toEqual(before);
   });
 });
 
@@ -139,18 +147,25 @@ describe('local stack: claim check', () => {
     expect(Buffer.byteLength(body)).toBeGreaterThan(2 * 1024 * 1024);
     const posted = await t.post(name, large, { body });
     expect(posted.status).toBe(202);
-    await t.waitFor(() => Object.keys(t.receivedBy(posted.id)).length >= 4, { timeoutMs: 30_000 });
+    await t.waitFor(
+      () => Object.keys(t.receivedBy(posted.id)).length >= 4 && t.recorded(posted.id).length >= 1,
+      { timeoutMs: 30_000 },
+    );
     expect(t.receivedBy(posted.id)).toEqual({
       onIssuesOpened: 1,
       onIssues: 1,
       onIssuesPrefix: 1,
       onEverything: 1,
     });
-    for (const receipt of t.receipts().filter((entry) => entry.delivery === posted.id)) {
-      expect(receipt.claimCheck).toBe(true);
-      expect(receipt.bytes).toBe(Buffer.byteLength(body));
-      expect(receipt.sha256).toBe(digest(large));
-    }
+    // Each subscriber logs its line only after resolveDelivery checked the S3 object against the event's
+    // `payloadRef` (bytes and SHA-256); the recorder shows that object is the payload that was sent.
+    const received = t.received().filter((entry) => entry.delivery === posted.id);
+    expect(received).toHaveLength(4);
+    for (const entry of received) expect(entry.claimCheck).toBe(true);
+    const recorded = t.recorded(posted.id);
+    expect(recorded).toHaveLength(1);
+    expect(recorded[0]).toMatchObject({ claimCheck: true, bytes: Buffer.byteLength(body) });
+    expect(recorded[0]?.sha256).toBe(digest(large));
   });
 });
 

@@ -1,0 +1,27 @@
+// The recording subscriber of the local stage (local-stack/recorder.yml; never packaged for another stage).
+// Subscribed to everything on the bus, it logs, besides the `delivery received` line every subscriber writes,
+// one `delivery recorded` line with the size and SHA-256 of `JSON.stringify(payload)` of the payload it
+// resolved. The end-to-end tests read both from osls offline's log and compare the digest with the sender's.
+import { createHash } from 'node:crypto';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { S3Client } from '@aws-sdk/client-s3';
+import middy from '@middy/core';
+import type { EventBridgeEvent } from 'aws-lambda';
+import { createSubscriber, type DeliveryDetail } from '../lib/aws/index.js';
+import { createEventHandler } from '../lib/webhooks/index.js';
+
+const logger = new Logger({ serviceName: 'forgebridge-recorder' });
+const receive = createSubscriber({ events: createEventHandler(), logger, s3: new S3Client({}) });
+
+async function run(event: EventBridgeEvent<string, DeliveryDetail>): Promise<void> {
+  const { id, payload } = await receive(event);
+  const text = JSON.stringify(payload) ?? 'undefined';
+  logger.info('delivery recorded', {
+    delivery: id,
+    bytes: Buffer.byteLength(text),
+    sha256: createHash('sha256').update(text).digest('hex'),
+  });
+}
+
+export const handler = middy(run).use(injectLambdaContext(logger));
