@@ -21,8 +21,10 @@ export const AwsDefaults = {
   publishMaxDelayMs: 1_000,
   /** Lifetime of a dedupe record: 7 days. */
   dedupeTtlSeconds: 7 * 24 * 60 * 60,
-  /** Lifetime of an in-progress lock: the ingest Lambda's timeout (30 s unless configured). */
+  /** Lifetime of an in-progress lock when the Lambda context gives no remaining time (30 s, the ingest timeout). */
   dedupeLockSeconds: 30,
+  /** Prefix of the dedupe key (`delivery#<base64 MD5 of the id>`): fixed, so a renamed function still sees its records. */
+  dedupeKeyPrefix: 'delivery',
   /** A token within this many seconds of expiry is refreshed: 5 minutes. */
   refreshWindowSeconds: 300,
   /** Lifetime of a refresh lease: long enough for one token request (HTTP timeout 10 s) plus the write. */
@@ -54,50 +56,9 @@ export const AwsDefaults = {
  */
 export const ENTRY_TIME_BYTES = 14;
 
-/**
- * States of a dedupe record.
- *
- * @example
- * ```ts
- * if (item.status === DedupeStatus.Done) return 'duplicate';
- * ```
- * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html
- */
-export const DedupeStatus = {
-  InProgress: 'in_progress',
-  Done: 'done',
-} as const;
-/** A dedupe record state. */
-export type DedupeStatus = (typeof DedupeStatus)[keyof typeof DedupeStatus];
-
-/**
- * Outcome of {@link DedupeStore.begin}.
- *
- * @example
- * ```ts
- * if ((await store.begin(id)) === BeginResult.Duplicate) return duplicateResponse();
- * ```
- * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/WorkingWithItems.html#WorkingWithItems.ConditionalUpdate
- */
-export const BeginResult = {
-  New: 'new',
-  Duplicate: 'duplicate',
-  InProgress: 'in_progress',
-} as const;
-/** A {@link DedupeStore.begin} outcome. */
-export type BeginResult = (typeof BeginResult)[keyof typeof BeginResult];
-
-/**
- * Attribute names of the dedupe table. `infra/tables.ts` and serverless.yml declare the same.
- *
- * @example
- * ```ts
- * { [DedupeTable.partitionKey]: 'f1e2', [DedupeTable.ttlAttribute]: 1767225600 }
- * ```
- * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html
- */
+/** Attribute names of the dedupe table. `infra/tables.ts` and serverless.yml declare the same. */
 export const DedupeTable = {
-  /** Partition key (S): the delivery id. */
+  /** Partition key (S): `delivery#` and the base64 MD5 of the delivery id (Powertools Idempotency's key). */
   partitionKey: 'pk',
   /** TTL attribute (N, epoch seconds): the record disappears 7 days after the delivery. */
   ttlAttribute: 'expiresAt',
@@ -156,6 +117,8 @@ export const AwsErrorCodes = {
   invalidDeliveryId: 'invalid_delivery_id',
   /** The same delivery is being processed by another invocation: 409. */
   inProgress: 'in_progress',
+  /** Another middleware refused the request with a 4xx this module has no code for. */
+  badRequest: 'bad_request',
 } as const;
 /** A lib/aws error code. */
 export type AwsErrorCode = (typeof AwsErrorCodes)[keyof typeof AwsErrorCodes];

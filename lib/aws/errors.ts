@@ -105,6 +105,17 @@ export class ResolveDeliveryError extends AwsBridgeError {
   override name = 'ResolveDeliveryError';
 }
 
+/** A delivery the ingest refuses or cannot take: `webhookErrors` answers it with `statusCode` and `code`. */
+export class IngestError extends AwsBridgeError {
+  override name = 'IngestError';
+  /** The HTTP status to answer with (a 5xx is always answered with a generic message). */
+  readonly statusCode: number;
+  constructor(statusCode: number, code: string, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
+    this.statusCode = statusCode;
+  }
+}
+
 /**
  * Whether an AWS SDK error is a failed DynamoDB condition check.
  *

@@ -8,24 +8,23 @@ export {
   AwsDefaults,
   type AwsErrorCode,
   AwsErrorCodes,
-  BeginResult,
-  DedupeStatus,
   DedupeTable,
   ENTRY_TIME_BYTES,
   TokenTable,
 } from './constants.js';
+export { type Env, numberEnv, optionalEnv, requireEnv } from './env.js';
 export {
   AwsBridgeError,
+  IngestError,
   PublishError,
   ResolveDeliveryError,
   SecretsError,
   TokenStoreConflictError,
   TokenStoreError,
 } from './errors.js';
-export { type Env, numberEnv, optionalEnv, requireEnv } from './env.js';
 export { type ApiGatewayEvent, fromApiGatewayEvent, isPayloadV2 } from './ingest/api-gateway.js';
 export { ClaimCheck, type ClaimCheckOptions, claimCheckKey } from './ingest/claim-check.js';
-export { DedupeStore, type DedupeStoreOptions } from './ingest/dedupe.js';
+export { type IngestConfig, readIngestConfig } from './ingest/config.js';
 export {
   actionOf,
   buildEventEntry,
@@ -35,12 +34,20 @@ export {
   routingFieldsOf,
 } from './ingest/event-entry.js';
 export {
-  type DedupeLike,
-  handleDelivery,
-  type IngestConfig,
-  type IngestDependencies,
+  createIngest,
+  type IngestHandler,
+  type IngestOptions,
   type PublisherLike,
 } from './ingest/ingest.js';
+export {
+  type ForgeWebhook,
+  type ForgeWebhookEvent,
+  type ForgeWebhookOptions,
+  forgeWebhook,
+  type WebhookErrorsOptions,
+  type WebhookSecret,
+  webhookErrors,
+} from './ingest/middleware.js';
 export { EventPublisher, type EventPublisherOptions, type PublishResult } from './ingest/publisher.js';
 export {
   type ResolveDeliveryDependencies,

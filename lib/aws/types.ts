@@ -2,28 +2,12 @@
  * Shared shapes of the AWS-facing pieces.
  */
 
-/**
- * HTTP headers as API Gateway and Node hand them over: any case, single or repeated values.
- *
- * @example
- * ```ts
- * const headers: HeaderMap = { 'x-forge-event': 'issues', 'x-hub-signature-256': ['sha256=…'] };
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc9110#section-5
- */
+/** HTTP headers as API Gateway and Node hand them over: any case, single or repeated values. */
 export type HeaderMap = Record<string, string | string[] | undefined>;
 
-/**
- * The transport-neutral request the ingest handles (what {@link fromApiGatewayEvent} produces).
- *
- * @example
- * ```ts
- * const request: IngestRequest = { headers: event.headers, body: event.body ?? '', isBase64Encoded: true };
- * ```
- * @see https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-develop-integrations-lambda.html
- */
+/** The transport-neutral request the ingest handles (what `fromApiGatewayEvent` produces). */
 export interface IngestRequest {
-  /** HTTP method; when given and not POST the answer is 404 (as the middleware). */
+  /** HTTP method; when given and not POST the answer is 404. */
   method?: string;
   headers: HeaderMap;
   /** The body as API Gateway passes it: raw text, or base64 when `isBase64Encoded`. */
@@ -31,30 +15,14 @@ export interface IngestRequest {
   isBase64Encoded?: boolean;
 }
 
-/**
- * The ingest's answer, directly usable as an API Gateway (1.0 and 2.0) or Function URL result.
- *
- * @example
- * ```ts
- * return await handleDelivery(fromApiGatewayEvent(event), deps, config); // { statusCode: 202, ... }
- * ```
- * @see https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-develop-integrations-lambda.html#http-api-develop-integrations-lambda.response
- */
+/** The ingest's answer, directly usable as an API Gateway (1.0 and 2.0) or Function URL result. */
 export interface IngestResponse {
   statusCode: number;
   headers: Record<string, string>;
   body: string;
 }
 
-/**
- * A verified delivery, ready to publish.
- *
- * @example
- * ```ts
- * await publisher.publish({ id: 'f1e2', name: 'issues', payload, rawBody });
- * ```
- * @see https://docs.github.com/en/webhooks/webhook-events-and-payloads#delivery-headers
- */
+/** A verified delivery, ready to publish. */
 export interface Delivery {
   /** The delivery id (`X-Forge-Delivery`). */
   id: string;
@@ -66,15 +34,7 @@ export interface Delivery {
   rawBody: Uint8Array;
 }
 
-/**
- * Where a claim-checked payload lives. Sits at `detail.payloadRef`.
- *
- * @example
- * ```ts
- * const ref: PayloadRef = { bucket: 'claims', key: 'deliveries/2026/11/21/f1e2.json', bytes: 2097152, sha256: 'ab…' };
- * ```
- * @see https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutObject.html
- */
+/** Where a claim-checked payload lives. Sits at `detail.payloadRef`. */
 export interface PayloadRef {
   bucket: string;
   key: string;
@@ -84,15 +44,7 @@ export interface PayloadRef {
   sha256: string;
 }
 
-/**
- * The `detail` of every published event.
- *
- * @example
- * ```ts
- * { delivery: 'f1e2', event: 'issues', action: 'opened', payload: { action: 'opened', issue: {} } }
- * ```
- * @see https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-events-structure.html
- */
+/** The `detail` of every published event. */
 export interface DeliveryDetail {
   delivery: string;
   event: string;
@@ -102,15 +54,7 @@ export interface DeliveryDetail {
   payloadRef?: PayloadRef;
 }
 
-/**
- * The PutEvents request entry for one delivery (the SDK's `PutEventsRequestEntry`, with the fields we set).
- *
- * @example
- * ```ts
- * { Source: 'forge.webhooks', DetailType: 'issues.opened', Detail: '{"delivery":…}', EventBusName: 'forge' }
- * ```
- * @see https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEventsRequestEntry.html
- */
+/** The PutEvents request entry for one delivery (the SDK's `PutEventsRequestEntry`, with the fields we set). */
 export interface DeliveryEntry {
   Source: string;
   DetailType: string;

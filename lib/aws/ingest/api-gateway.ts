@@ -1,26 +1,10 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyEventV2 } from 'aws-lambda';
 import type { HeaderMap, IngestRequest } from '../types.js';
 
-/**
- * A REST API (payload 1.0) or HTTP API / Function URL (payload 2.0) proxy event.
- *
- * @example
- * ```ts
- * const request = fromApiGatewayEvent(event as ApiGatewayEvent);
- * ```
- * @see https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-develop-integrations-lambda.html
- */
+/** A REST API (payload 1.0) or HTTP API / Function URL (payload 2.0) proxy event. */
 export type ApiGatewayEvent = APIGatewayProxyEvent | APIGatewayProxyEventV2;
 
-/**
- * Whether an event uses payload format 2.0 (HTTP API, Lambda Function URL).
- *
- * @example
- * ```ts
- * isPayloadV2(event) ? event.requestContext.http.method : event.httpMethod;
- * ```
- * @see https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-develop-integrations-lambda.html#http-api-develop-integrations-lambda.proxy-format
- */
+/** Whether an event uses payload format 2.0 (HTTP API, Lambda Function URL). */
 export function isPayloadV2(event: ApiGatewayEvent): event is APIGatewayProxyEventV2 {
   return (event as { version?: unknown }).version === '2.0';
 }
@@ -35,15 +19,8 @@ function lowerCaseHeaders(
 }
 
 /**
- * Turns an API Gateway REST (1.0) or HTTP API / Function URL (2.0) event into the ingest's request:
- * lowercased headers (1.0's `multiValueHeaders` keep every value), the body as passed (base64 or not) and
- * the method. A missing body becomes an empty string.
- *
- * @example
- * ```ts
- * const response = await handleDelivery(fromApiGatewayEvent(event), deps, config);
- * ```
- * @see https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-lambda-proxy-integrations.html#api-gateway-simple-proxy-for-lambda-input-format
+ * Reads an API Gateway REST (1.0) or HTTP API / Function URL (2.0) event: lowercased headers (1.0's
+ * `multiValueHeaders` keep every value), the body as passed (base64 or not; missing becomes `''`) and the method.
  */
 export function fromApiGatewayEvent(event: ApiGatewayEvent): IngestRequest {
   if (typeof event !== 'object' || event === null)

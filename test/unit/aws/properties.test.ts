@@ -5,74 +5,12 @@ import {
   detailTypeOf,
   eventEntrySize,
   fromApiGatewayEvent,
-  handleDelivery,
   parseSecretList,
   resolveDelivery,
   routingFieldsOf,
 } from '../../../lib/aws/index.js';
-import { signedDelivery, TEST_SECRET } from '../../helpers/aws-delivery.js';
-
-const deps = {
-  getSecrets: async () => [TEST_SECRET],
-  dedupe: { begin: async () => 'new' as const, complete: async () => {}, release: async () => {} },
-  publisher: { publish: async () => ({}) },
-};
-
-const headerValue = fc.oneof(fc.string(), fc.array(fc.string(), { maxLength: 3 }), fc.constant(undefined));
 
 describe('no input crashes the ingest', () => {
-  it('handleDelivery answers every request with a known status and a JSON body', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.dictionary(
-          fc.oneof(
-            fc.constantFrom(
-              'content-type',
-              'x-forge-event',
-              'x-forge-delivery',
-              'x-hub-signature-256',
-              'x-hub-signature',
-            ),
-            fc.string(),
-          ),
-          headerValue,
-        ),
-        fc.string(),
-        fc.boolean(),
-        fc.option(fc.constantFrom('POST', 'GET', 'post', ''), { nil: undefined }),
-        async (headers, body, isBase64Encoded, method) => {
-          const request =
-            method === undefined
-              ? { headers, body, isBase64Encoded }
-              : { method, headers, body, isBase64Encoded };
-          const response = await handleDelivery(request, deps);
-          expect([202, 400, 401, 404, 413, 415, 503]).toContain(response.statusCode);
-          expect(() => JSON.parse(response.body)).not.toThrow();
-        },
-      ),
-      { numRuns: 300 },
-    );
-  });
-
-  it('a correctly signed delivery of any JSON object is accepted and published with its exact bytes', async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.dictionary(fc.string(), fc.jsonValue()), fc.boolean(), async (payload, base64) => {
-        const published: Buffer[] = [];
-        const { headers, body } = signedDelivery(payload);
-        const response = await handleDelivery(
-          { headers, body: base64 ? Buffer.from(body).toString('base64') : body, isBase64Encoded: base64 },
-          {
-            ...deps,
-            publisher: { publish: async (delivery) => published.push(Buffer.from(delivery.rawBody)) },
-          },
-        );
-        expect(response.statusCode).toBe(202);
-        expect(published[0]?.toString('utf8')).toBe(body);
-      }),
-      { numRuns: 100 },
-    );
-  });
-
   it('fromApiGatewayEvent accepts any header map and body', () => {
     fc.assert(
       fc.property(

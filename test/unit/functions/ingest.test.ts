@@ -1,21 +1,22 @@
 // The ingest handler through its real Middy chain, with API Gateway events whose bodies are signed by our own
-// `sign()`. AWS is mocked with aws-sdk-client-mock: no network.
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+// `sign()`. AWS is mocked with aws-sdk-client-mock: no network. The cases in between live in
+// test/unit/aws/ingest/ingest.test.ts; these check the wiring (environment, clients, secrets).
+import {
+  ConditionalCheckFailedException,
+  DeleteItemCommand,
+  DynamoDBClient,
+  PutItemCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
-import {
-  DeleteCommand,
-  DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { sign } from '../../../lib/webhooks/index.js';
 
-const dynamo = mockClient(DynamoDBDocumentClient);
+const dynamo = mockClient(DynamoDBClient);
 const events = mockClient(EventBridgeClient);
 const ssm = mockClient(SSMClient);
 
@@ -83,9 +84,9 @@ beforeEach(() => {
   dynamo.reset();
   events.reset();
   ssm.reset();
-  dynamo.on(PutCommand).resolves({});
-  dynamo.on(UpdateCommand).resolves({});
-  dynamo.on(DeleteCommand).resolves({});
+  dynamo.on(PutItemCommand).resolves({});
+  dynamo.on(UpdateItemCommand).resolves({});
+  dynamo.on(DeleteItemCommand).resolves({});
   events.on(PutEventsCommand).resolves({ FailedEntryCount: 0, Entries: [{ EventId: 'event-1' }] });
 });
 
@@ -115,11 +116,11 @@ describe('functions/ingest handler', { timeout: 30_000 }, () => {
         action: 'opened',
         payload,
       });
-      expect(dynamo.commandCalls(PutCommand)[0]?.args[0].input).toMatchObject({
+      expect(dynamo.commandCalls(PutItemCommand)[0]?.args[0].input).toMatchObject({
         TableName: 'dedupe',
-        Item: { pk: 'delivery-1' },
+        Item: { pk: { S: expect.stringMatching(/^delivery#/) }, status: { S: 'INPROGRESS' } },
       });
-      expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(1);
+      expect(dynamo.commandCalls(UpdateItemCommand)).toHaveLength(1);
       expect(ssm.commandCalls(GetParameterCommand)).toHaveLength(0);
     });
 
@@ -164,12 +165,13 @@ describe('functions/ingest handler', { timeout: 30_000 }, () => {
 
     it('answers a redelivery of a published delivery 200 duplicate without publishing', async () => {
       const handler = await loadHandler({ IS_OFFLINE: 'true', FORGEBRIDGE_WEBHOOK_SECRET: SECRET });
-      dynamo
-        .on(PutCommand)
-        .rejects(
-          new ConditionalCheckFailedException({ message: 'conditional request failed', $metadata: {} }),
-        );
-      dynamo.on(GetCommand).resolves({ Item: { pk: 'delivery-1', status: 'done' } });
+      dynamo.on(PutItemCommand).rejects(
+        new ConditionalCheckFailedException({
+          message: 'conditional request failed',
+          $metadata: {},
+          Item: marshall({ pk: 'delivery#x', status: 'COMPLETED', expiresAt: Date.now() / 1000 + 60 }),
+        }),
+      );
       const response = await handler(v2Event(), context);
       expect(response.statusCode).toBe(200);
       expect(JSON.parse(response.body)).toEqual({ duplicate: true });
@@ -191,8 +193,8 @@ describe('functions/ingest handler', { timeout: 30_000 }, () => {
         error: { code: 'service_unavailable', message: 'delivery not accepted, retry later' },
       });
       expect(events.commandCalls(PutEventsCommand).length).toBeGreaterThanOrEqual(1);
-      expect(dynamo.commandCalls(DeleteCommand)).toHaveLength(1);
-      expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(0);
+      expect(dynamo.commandCalls(DeleteItemCommand)).toHaveLength(1);
+      expect(dynamo.commandCalls(UpdateItemCommand)).toHaveLength(0);
     });
   });
 

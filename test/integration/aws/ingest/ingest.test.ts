@@ -1,20 +1,20 @@
+// The ingest's Middy chain (forgeWebhook, the JSON body parser, createIngest, webhookErrors) against DynamoDB
+// Local, with a bus endpoint that refuses connections for real.
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import middy from '@middy/core';
+import httpJsonBodyParser from '@middy/http-json-body-parser';
+import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createSecretsProvider,
-  DedupeStore,
-  EventPublisher,
-  fromApiGatewayEvent,
-  handleDelivery,
-} from '../../../../lib/aws/index.js';
+import { createIngest, EventPublisher, forgeWebhook, webhookErrors } from '../../../../lib/aws/index.js';
+import { createDedupedPublish } from '../../../../lib/aws/ingest/dedupe.js';
 import { signedDelivery, TEST_SECRET } from '../../../helpers/aws-delivery.js';
 import { useDynamoDbLocal } from '../../../helpers/aws-local.js';
 
 const ddb = useDynamoDbLocal();
-let deadBus: string;
 let eventBridge: EventBridgeClient;
 
 beforeAll(async () => {
@@ -22,10 +22,10 @@ beforeAll(async () => {
   const server = createServer().listen(0, '127.0.0.1');
   await once(server, 'listening');
   const address = server.address();
-  deadBus = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
   await new Promise((resolve) => server.close(resolve));
   eventBridge = new EventBridgeClient({
-    endpoint: deadBus,
+    endpoint: `http://127.0.0.1:${port}`,
     region: 'us-east-1',
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     maxAttempts: 1,
@@ -33,78 +33,86 @@ beforeAll(async () => {
 });
 afterAll(() => eventBridge?.destroy());
 
-async function deps(tableName: string) {
-  return {
-    getSecrets: createSecretsProvider({ offline: true, env: { FORGEBRIDGE_WEBHOOK_SECRET: TEST_SECRET } })
-      .getSecrets,
-    dedupe: new DedupeStore({ client: ddb.documentClient(), tableName }),
-    publisher: new EventPublisher({ eventBridge, eventBusName: 'forge', budgetMs: 600, baseDelayMs: 20 }),
-  };
+const keyOf = (id: string) => `delivery#${createHash('md5').update(JSON.stringify(id)).digest('base64')}`;
+const context = { getRemainingTimeInMillis: () => 20_000 } as Context;
+const delivery = (id: string) => ({ id, name: 'push', payload: {}, rawBody: Buffer.from('{}') });
+
+function ingest(tableName: string) {
+  const publisher = new EventPublisher({
+    eventBridge,
+    eventBusName: 'forge',
+    budgetMs: 600,
+    baseDelayMs: 20,
+  });
+  return middy(createIngest({ publisher, dedupe: { client: ddb.client(), tableName } }))
+    .use(forgeWebhook({ secret: TEST_SECRET }))
+    .use(httpJsonBodyParser())
+    .use(webhookErrors());
 }
 
-function httpApiEvent(delivery: { headers: Record<string, string>; body: string }) {
-  return fromApiGatewayEvent({
+async function post(tableName: string, options: { id: string; secret?: string }) {
+  const { headers, body } = signedDelivery({ action: 'opened', issue: {} }, options);
+  const event = {
     version: '2.0',
-    headers: delivery.headers,
-    body: Buffer.from(delivery.body).toString('base64'),
+    headers,
+    body: Buffer.from(body).toString('base64'),
     isBase64Encoded: true,
     requestContext: { http: { method: 'POST' } },
-  } as never);
+  };
+  return (await ingest(tableName)(event as never, context)) as { statusCode: number; body: string };
 }
 
-describe('handleDelivery() with DynamoDB Local and an unreachable bus', () => {
-  it('answers 503 when the bus stays down, and releases the lock so the redelivery is new', async () => {
+async function item(tableName: string, id: string) {
+  const { Item } = await ddb
+    .documentClient()
+    .send(new GetCommand({ TableName: tableName, Key: { pk: keyOf(id) } }));
+  return Item;
+}
+
+describe('the ingest chain with DynamoDB Local and an unreachable bus', () => {
+  it('answers 503 when the bus stays down, and releases the lock so the redelivery is tried again', async () => {
     const { dedupe } = await ddb.tables();
-    const delivery = signedDelivery({ action: 'opened', issue: {} }, { id: 'd-down' });
     const started = Date.now();
-    const response = await handleDelivery(httpApiEvent(delivery), await deps(dedupe));
-    expect(response.statusCode).toBe(503);
+    const answer = await post(dedupe, { id: 'd-down' });
+    expect(answer.statusCode).toBe(503);
     expect(Date.now() - started).toBeLessThan(5_000);
-    const { Item } = await ddb
-      .documentClient()
-      .send(new GetCommand({ TableName: dedupe, Key: { pk: 'd-down' } }));
-    expect(Item).toBeUndefined();
-    expect(await new DedupeStore({ client: ddb.documentClient(), tableName: dedupe }).begin('d-down')).toBe(
-      'new',
-    );
+    expect(await item(dedupe, 'd-down')).toBeUndefined();
+    expect((await post(dedupe, { id: 'd-down' })).statusCode).toBe(503);
   });
 
-  it('answers 200 {"duplicate":true} for a delivery already done, without trying the bus', async () => {
+  it('answers 200 {"duplicate":true} for a delivery already published, without trying the bus', async () => {
     const { dedupe } = await ddb.tables();
-    const earlier = new DedupeStore({ client: ddb.documentClient(), tableName: dedupe });
-    await earlier.begin('d-done');
-    await earlier.complete('d-done');
-    const response = await handleDelivery(
-      httpApiEvent(signedDelivery({ action: 'opened' }, { id: 'd-done' })),
-      await deps(dedupe),
+    await createDedupedPublish({ client: ddb.client(), tableName: dedupe, publish: async () => {} })(
+      delivery('d-done'),
+      context,
     );
-    expect(response).toMatchObject({ statusCode: 200, body: '{"duplicate":true}' });
+    const started = Date.now();
+    const answer = await post(dedupe, { id: 'd-done' });
+    expect(answer).toMatchObject({ statusCode: 200, body: '{"duplicate":true}' });
+    expect(Date.now() - started).toBeLessThan(500);
   });
 
   it('answers 409 while another invocation holds the delivery, and leaves its lock alone', async () => {
     const { dedupe } = await ddb.tables();
-    await new DedupeStore({ client: ddb.documentClient(), tableName: dedupe }).begin('d-busy');
-    const response = await handleDelivery(
-      httpApiEvent(signedDelivery({ action: 'opened' }, { id: 'd-busy' })),
-      await deps(dedupe),
-    );
-    expect(response.statusCode).toBe(409);
-    const { Item } = await ddb
-      .documentClient()
-      .send(new GetCommand({ TableName: dedupe, Key: { pk: 'd-busy' } }));
-    expect(Item?.status).toBe('in_progress');
+    void createDedupedPublish({
+      client: ddb.client(),
+      tableName: dedupe,
+      publish: () => new Promise(() => {}),
+    })(delivery('d-busy'), context);
+    await expect
+      .poll(() => item(dedupe, 'd-busy'), { timeout: 10_000 })
+      .toMatchObject({ status: 'INPROGRESS' });
+    const answer = await post(dedupe, { id: 'd-busy' });
+    expect(answer.statusCode).toBe(409);
+    expect(JSON.parse(answer.body).error.code).toBe('in_progress');
+    expect(await item(dedupe, 'd-busy')).toMatchObject({ status: 'INPROGRESS' });
   });
 
   it('answers 401 for a bad signature and writes nothing to the table', async () => {
     const { dedupe } = await ddb.tables();
-    const response = await handleDelivery(
-      httpApiEvent(signedDelivery({ action: 'opened' }, { id: 'd-forged', secret: 'not-the-secret' })),
-      await deps(dedupe),
-    );
-    expect(response.statusCode).toBe(401);
-    const { Item } = await ddb
-      .documentClient()
-      .send(new GetCommand({ TableName: dedupe, Key: { pk: 'd-forged' } }));
-    expect(Item).toBeUndefined();
+    const answer = await post(dedupe, { id: 'd-forged', secret: 'not-the-secret' });
+    expect(answer.statusCode).toBe(401);
+    const { Items } = await ddb.documentClient().send(new ScanCommand({ TableName: dedupe }));
+    expect(Items).toEqual([]);
   });
 });

@@ -1,7 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyEventV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { fromApiGatewayEvent, handleDelivery, isPayloadV2 } from '../../../../lib/aws/index.js';
-import { signedDelivery, TEST_SECRET } from '../../../helpers/aws-delivery.js';
+import { fromApiGatewayEvent, isPayloadV2 } from '../../../../lib/aws/index.js';
 
 function v2(overrides: Partial<APIGatewayProxyEventV2> = {}): APIGatewayProxyEventV2 {
   return {
@@ -99,22 +98,5 @@ describe('fromApiGatewayEvent()', () => {
     expect(() => fromApiGatewayEvent(null as unknown as APIGatewayProxyEventV2)).toThrow(
       new TypeError('"event" must be an api gateway event'),
     );
-  });
-
-  it('feeds handleDelivery from a signed 1.0 event and a signed base64 2.0 event alike', async () => {
-    const deps = {
-      getSecrets: async () => [TEST_SECRET],
-      dedupe: { begin: async () => 'new' as const, complete: async () => {}, release: async () => {} },
-      publisher: { publish: async () => ({}) },
-    };
-    const { headers, body } = signedDelivery({ ref: 'refs/heads/main' }, { event: 'push', id: 'p-1' });
-    const rest = fromApiGatewayEvent(v1({ headers, multiValueHeaders: {}, body }));
-    const http = fromApiGatewayEvent(
-      v2({ headers, body: Buffer.from(body).toString('base64'), isBase64Encoded: true }),
-    );
-    expect((await handleDelivery(rest, deps)).statusCode).toBe(202);
-    expect((await handleDelivery(http, deps)).statusCode).toBe(202);
-    const get = fromApiGatewayEvent(v1({ headers, multiValueHeaders: {}, body, httpMethod: 'GET' }));
-    expect((await handleDelivery(get, deps)).statusCode).toBe(404);
   });
 });

@@ -1,0 +1,211 @@
+import type { MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyEventV2 } from 'aws-lambda';
+import {
+  type DeliveryHeaderNames,
+  type DeliveryOptions,
+  ErrorCodes,
+  readDelivery,
+} from '../../webhooks/index.js';
+import { AwsErrorCodes } from '../constants.js';
+import { AwsBridgeError, IngestError, SecretsError } from '../errors.js';
+import type { IngestResponse, LoggerLike } from '../types.js';
+import { type ApiGatewayEvent, fromApiGatewayEvent } from './api-gateway.js';
+
+/** The webhook secret(s): fixed, or a function giving the current list (rotation, SSM). */
+export type WebhookSecret = string | readonly string[] | (() => Promise<readonly string[]>);
+
+/** Options of {@link forgeWebhook}: the knobs of `readDelivery` from lib/webhooks. */
+export interface ForgeWebhookOptions {
+  /** Secret(s) the forge signs with; a function is called per delivery (cache inside it). Required. */
+  secret: WebhookSecret | undefined;
+  /** Header names. Defaults: `x-forge-event`, `x-forge-delivery`, `x-hub-signature-256`, `x-hub-signature`. */
+  headers?: DeliveryHeaderNames | undefined;
+  /** Accept a sha1 signature when it is the only one. Default `true`. */
+  allowSha1?: boolean | undefined;
+  /** Largest body accepted, in bytes. Default 25 MiB (Lambda itself stops at about 6 MB). */
+  maxBodyBytes?: number | undefined;
+}
+
+/** What {@link forgeWebhook} puts at `event.webhook`: the verified delivery's id and event name. */
+export interface ForgeWebhook {
+  /** The delivery id header (`X-Forge-Delivery`). */
+  readonly id: string;
+  /** The event name header (`X-Forge-Event`), forge-neutral (`forge_app_authorization`). */
+  readonly name: string;
+}
+
+type WithBody<TEvent, TBody> = TEvent extends unknown ? Omit<TEvent, 'body'> & { body: TBody } : never;
+
+/**
+ * An API Gateway (1.0 or 2.0) or Function URL event after `forgeWebhook` and `@middy/http-json-body-parser`:
+ * `body` is the parsed payload, `rawBody` the exact bytes that were verified.
+ */
+export type ForgeWebhookEvent<TBody = Record<string, unknown>> = WithBody<
+  APIGatewayProxyEvent | APIGatewayProxyEventV2,
+  TBody
+> & {
+  rawBody: Buffer;
+  webhook: ForgeWebhook;
+};
+
+/** Options of {@link webhookErrors}. */
+export interface WebhookErrorsOptions {
+  /** Where refused and failed deliveries are logged (status, code, delivery id; never a secret or the body). */
+  logger?: LoggerLike | undefined;
+}
+
+const OPTION_KEYS = new Set(['secret', 'headers', 'allowSha1', 'maxBodyBytes']);
+const PROBE = { method: 'GET', headers: {}, body: '' };
+const JSON_HEADERS = { 'content-type': 'application/json' } as const;
+
+/**
+ * Middy middleware that verifies a forge webhook before anything parses it: method, content type, the event,
+ * delivery and signature headers, body size, and the HMAC over the exact raw bytes (base64 decoded first),
+ * with `readDelivery` from lib/webhooks. It then sets `event.rawBody` (a `Buffer`) and `event.webhook`
+ * (`{ id, name }`) and lowercases `event.headers`, so `@middy/http-json-body-parser` can follow it. A refused
+ * delivery throws an {@link IngestError} (400, 401, 404, 413, 415) for {@link webhookErrors} to answer.
+ *
+ * @throws TypeError on construction for a missing secret or an unknown or invalid option.
+ * @example
+ * ```ts
+ * export const handler = middy()
+ *   .use(forgeWebhook({ secret: process.env.WEBHOOK_SECRET }))
+ *   .use(httpJsonBodyParser())
+ *   .use(webhookErrors())
+ *   .handler(async (event) => ({ statusCode: 202, body: event.webhook.id }));
+ * ```
+ */
+export function forgeWebhook(options: ForgeWebhookOptions): MiddlewareObj<ForgeWebhookEvent<unknown>> {
+  if (options === null || typeof options !== 'object') throw new TypeError('"options" must be an object');
+  for (const key of Object.keys(options)) {
+    if (!OPTION_KEYS.has(key)) throw new TypeError(`unknown option "${key}"`);
+  }
+  const { secret } = options;
+  if (secret === undefined) throw new TypeError('"secret" is required');
+  const base: Omit<DeliveryOptions, 'secret'> = {};
+  if (options.headers !== undefined) base.headers = options.headers;
+  if (options.allowSha1 !== undefined) base.allowSha1 = options.allowSha1;
+  if (options.maxBodyBytes !== undefined) base.maxBodyBytes = options.maxBodyBytes;
+
+  // readDelivery checks its options once per object: keep one object per secret list.
+  let cached: { key: string; options: DeliveryOptions } | undefined;
+  const optionsFor = (secrets: string | readonly string[]): DeliveryOptions => {
+    const key = typeof secrets === 'string' ? secrets : secrets.join('\n');
+    if (cached?.key !== key) cached = { key, options: { ...base, secret: secrets } };
+    return cached.options;
+  };
+  // Fail fast: readDelivery checks the options before it looks at the request.
+  readDelivery(PROBE, typeof secret === 'function' ? { ...base, secret: 'probe' } : optionsFor(secret));
+
+  return {
+    before: async (request) => {
+      const event = request.event as unknown as ApiGatewayEvent & Partial<ForgeWebhookEvent<unknown>>;
+      if (event.body !== undefined && event.body !== null && typeof event.body !== 'string') {
+        // A parser ran first: the exact bytes the forge signed are gone.
+        throw new TypeError('"event.body" is already parsed: use forgeWebhook before the body parser');
+      }
+      const secrets = typeof secret === 'function' ? await loadSecrets(secret) : secret;
+      const http = fromApiGatewayEvent(event);
+      const body = Buffer.from(http.body, http.isBase64Encoded === true ? 'base64' : 'utf8');
+      const delivery: Parameters<typeof readDelivery>[0] = { headers: http.headers, body };
+      if (http.method !== undefined) delivery.method = http.method;
+      const result = readDelivery(delivery, optionsFor(secrets));
+      if (!result.ok) throw new IngestError(result.status, result.code, result.message);
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(event.headers ?? {})) {
+        if (value !== undefined) headers[name.toLowerCase()] = value;
+      }
+      event.headers = headers;
+      event.rawBody = result.rawBody;
+      event.webhook = { id: result.id, name: result.name };
+    },
+  };
+}
+
+async function loadSecrets(load: () => Promise<readonly string[]>): Promise<readonly string[]> {
+  try {
+    return await load();
+  } catch (error) {
+    if (error instanceof AwsBridgeError) throw error;
+    throw new SecretsError(AwsErrorCodes.secretsUnavailable, 'webhook secrets could not be loaded', {
+      cause: error,
+    });
+  }
+}
+
+/**
+ * Middy middleware that answers every error of the chain as `{"error":{"code","message"}}` JSON: an
+ * {@link IngestError} with its status and code; `@middy/http-json-body-parser`'s 422 as 400 `invalid_json`
+ * (and its 415 as `unsupported_media_type`); anything else as 503 `service_unavailable` with a generic message.
+ * Use it last, so it runs first on error.
+ */
+export function webhookErrors(options: WebhookErrorsOptions = {}): MiddlewareObj<ForgeWebhookEvent<unknown>> {
+  const logger = options.logger;
+  return {
+    onError: (request) => {
+      const { status, code, message } = answerFor(request.error);
+      const webhook = (request.event as Partial<ForgeWebhookEvent<unknown>> | undefined)?.webhook;
+      const fields = {
+        status,
+        code,
+        ...(webhook === undefined ? {} : { delivery: webhook.id, event: webhook.name }),
+      };
+      if (status >= 500) {
+        const cause = (request.error as { cause?: unknown } | null | undefined)?.cause;
+        logger?.error('delivery failed', {
+          ...fields,
+          errorCode: errorCode(request.error),
+          ...(cause === undefined ? {} : { causeCode: errorCode(cause) }),
+          // A TypeError is a misconfiguration: its message names the option, never a secret.
+          ...(request.error instanceof TypeError ? { message: request.error.message } : {}),
+        });
+      } else if (status === 409) {
+        logger?.info('delivery in progress', fields);
+      } else {
+        logger?.warn('delivery rejected', fields);
+      }
+      const response: IngestResponse = {
+        statusCode: status,
+        headers: { ...JSON_HEADERS },
+        body: JSON.stringify({ error: { code, message } }),
+      };
+      request.response = response;
+    },
+  };
+}
+
+const UNAVAILABLE = {
+  status: 503,
+  code: AwsErrorCodes.serviceUnavailable,
+  message: 'delivery not accepted, retry later',
+} as const;
+
+function answerFor(error: unknown): { status: number; code: string; message: string } {
+  const statusCode = (error as { statusCode?: unknown } | null | undefined)?.statusCode;
+  if (typeof statusCode !== 'number' || statusCode < 400 || statusCode >= 500) return UNAVAILABLE;
+  if (error instanceof IngestError) return { status: statusCode, code: error.code, message: error.message };
+  switch (statusCode) {
+    case 422:
+      return { status: 400, code: ErrorCodes.invalidJson, message: 'body is not valid JSON' };
+    case 415:
+      return {
+        status: 415,
+        code: ErrorCodes.unsupportedMediaType,
+        message: 'content type is not supported, use "application/json"',
+      };
+    case 413:
+      return { status: 413, code: ErrorCodes.payloadTooLarge, message: 'body is too large' };
+    case 404:
+      return { status: 404, code: ErrorCodes.notFound, message: 'not found' };
+    default:
+      return { status: statusCode, code: AwsErrorCodes.badRequest, message: 'request refused' };
+  }
+}
+
+function errorCode(error: unknown): string {
+  if (typeof error === 'object' && error !== null) {
+    if ('code' in error && typeof error.code === 'string') return error.code;
+    if ('name' in error && typeof error.name === 'string') return error.name;
+  }
+  return 'unknown';
+}

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { readIngestConfig } from '../../../../lib/aws/index.js';
+
+const required = { FORGEBRIDGE_BUS_NAME: 'bus', FORGEBRIDGE_DEDUPE_TABLE: 'dedupe' };
+
+describe('readIngestConfig()', () => {
+  it('reads only the two required variables, leaving every other default to the library', () => {
+    expect(readIngestConfig(required)).toEqual({
+      publisher: {
+        eventBusName: 'bus',
+        source: undefined,
+        maxEntryBytes: undefined,
+        bucket: undefined,
+        budgetMs: undefined,
+      },
+      dedupe: { tableName: 'dedupe', ttlSeconds: undefined, lockSeconds: undefined },
+      webhook: { headers: {}, allowSha1: true, maxBodyBytes: undefined },
+      secretParameter: undefined,
+      requestTimeoutMs: 2_000,
+    });
+  });
+
+  it('reads every variable serverless.yml sets for the ingest', () => {
+    const config = readIngestConfig({
+      ...required,
+      FORGEBRIDGE_SOURCE: 'forge.test',
+      FORGEBRIDGE_MAX_ENTRY_BYTES: '1024',
+      FORGEBRIDGE_BUCKET: 'claims',
+      FORGEBRIDGE_PUBLISH_BUDGET_MS: '12000',
+      FORGEBRIDGE_DEDUPE_TTL_SECONDS: '60',
+      FORGEBRIDGE_DEDUPE_LOCK_SECONDS: '29',
+      FORGEBRIDGE_EVENT_HEADER: 'X-GitHub-Event',
+      FORGEBRIDGE_DELIVERY_HEADER: 'X-GitHub-Delivery',
+      FORGEBRIDGE_ALLOW_SHA1: 'false',
+      FORGEBRIDGE_MAX_BODY_BYTES: '5000',
+      FORGEBRIDGE_WEBHOOK_SECRET_PARAMETER: '/forgebridge/dev/webhook-secret',
+      FORGEBRIDGE_AWS_REQUEST_TIMEOUT_MS: '10000',
+    });
+    expect(config).toEqual({
+      publisher: {
+        eventBusName: 'bus',
+        source: 'forge.test',
+        maxEntryBytes: 1024,
+        bucket: 'claims',
+        budgetMs: 12_000,
+      },
+      dedupe: { tableName: 'dedupe', ttlSeconds: 60, lockSeconds: 29 },
+      webhook: {
+        headers: { event: 'x-github-event', delivery: 'x-github-delivery' },
+        allowSha1: false,
+        maxBodyBytes: 5000,
+      },
+      secretParameter: '/forgebridge/dev/webhook-secret',
+      requestTimeoutMs: 10_000,
+    });
+  });
+
+  it('throws a TypeError naming a missing variable or a number that is not positive', () => {
+    expect(() => readIngestConfig({ FORGEBRIDGE_BUS_NAME: 'bus' })).toThrow(
+      new TypeError('environment variable "FORGEBRIDGE_DEDUPE_TABLE" is required'),
+    );
+    expect(() => readIngestConfig({ ...required, FORGEBRIDGE_DEDUPE_TTL_SECONDS: 'week' })).toThrow(
+      new TypeError('environment variable "FORGEBRIDGE_DEDUPE_TTL_SECONDS" must be a positive number'),
+    );
+  });
+});
