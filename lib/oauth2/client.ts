@@ -1,7 +1,7 @@
 import { AccessToken, type AccessTokenOptions } from './access-token.js';
 import { Authenticator } from './auth/authenticator.js';
 import { config } from './configuration.js';
-import { type AuthScheme, AuthSchemes, ClientDefaults } from './constants.js';
+import { type AuthScheme, AuthSchemes, ClientDefaults, DEFAULT_HEADERS } from './constants.js';
 import { DebugLog, OAUTH_DEBUG, stdoutLogger } from './debug-log.js';
 import { discoverMetadata } from './discovery.js';
 import { OAuth2Error } from './errors.js';
@@ -162,6 +162,9 @@ function validateConnection(connection: ConnectionOptions): void {
     const uri = typeof connection.proxy === 'string' ? connection.proxy : connection.proxy?.uri;
     if (typeof uri !== 'string' || !URL.canParse(uri))
       throw new TypeError(`'connection.proxy' must be a URL`);
+    if (typeof connection.proxy === 'object' && 'token' in connection.proxy) {
+      throw new TypeError('"connection.proxy.token" is not supported: put the credentials in the proxy URL');
+    }
   }
 }
 
@@ -183,14 +186,14 @@ function encodeBody(
   headers: Record<string, string>,
 ): string | Uint8Array | undefined {
   if (body === undefined || body === null) return undefined;
-  if (typeof body === 'string' || body instanceof Uint8Array) return body;
-  if (body instanceof URLSearchParams) {
-    headers['content-type'] ??= 'application/x-www-form-urlencoded';
-    return body.toString();
+  const raw = typeof body === 'string' || body instanceof Uint8Array;
+  if (!raw && !(body instanceof URLSearchParams) && isJsonContentType(headers['content-type'])) {
+    return JSON.stringify(body);
   }
-  if (isJsonContentType(headers['content-type'])) return JSON.stringify(body);
+  // The gem (Faraday's url_encoded middleware) labels any body without a type as a form, a raw one too.
   headers['content-type'] ??= 'application/x-www-form-urlencoded';
-  return encodeParams(body);
+  if (raw) return body;
+  return body instanceof URLSearchParams ? body.toString() : encodeParams(body);
 }
 
 /**
@@ -389,7 +392,11 @@ export class Client {
     requireString(verb, 'verb');
     let method = verb.toUpperCase();
     let target = this.buildUrl(url, opts.params);
-    const headers = { ...lowerHeaders(this.#connection.headers), ...lowerHeaders(opts.headers) };
+    const headers = {
+      ...DEFAULT_HEADERS,
+      ...lowerHeaders(this.#connection.headers),
+      ...lowerHeaders(opts.headers),
+    };
     let body = encodeBody(opts.body, headers);
     const raiseErrors = opts.raiseErrors ?? this.options.raiseErrors;
     const responseOptions = {

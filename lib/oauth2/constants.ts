@@ -67,6 +67,12 @@ export const ClientDefaults = {
   assertionLifetime: 300,
 } as const;
 
+/** Headers of every request, under the connection's and the caller's; `accept` is the gem's (Net::HTTP's). */
+export const DEFAULT_HEADERS: Readonly<Record<string, string>> = {
+  accept: '*/*',
+  'user-agent': 'forgebridge-oauth2',
+};
+
 /**
  * Token-like keys, in the order the gem picks the access token from a token response.
  *

@@ -92,8 +92,8 @@ export interface ConnectionOptions {
   fetch?: FetchLike;
   /** An undici dispatcher (Agent, ProxyAgent, MockAgent, ...). Default none. */
   dispatcher?: Dispatcher;
-  /** An HTTP(S) proxy URL, or undici ProxyAgent options `{ uri, token }`. Default none. */
-  proxy?: string | { uri: string; token?: string };
+  /** An HTTP(S) proxy URL, credentials in it (`http://user:pass@proxy:3128`), or `{ uri }`. Default none. */
+  proxy?: string | { uri: string };
   /** TLS client certificate and trust settings (undici Agent `connect` options). Default none. */
   tls?: TlsOptions;
   /** Redirects followed per request; `Authorization` is dropped across origins. Default `5`. */
