@@ -54,15 +54,17 @@ if (args.length === 0) {
 mkdirSync(join(root, '.tmp'), { recursive: true });
 const report = join(root, '.tmp/vitest-report.json');
 rmSync(report, { force: true });
-const coverageSummary = join(root, '.tmp/coverage/coverage-summary.json');
-rmSync(coverageSummary, { force: true });
+// This run's own coverage folder (in the throw-away home), so that another vitest run with coverage in the same
+// tree cannot clean it away half-way.
+const coverageDir = join(home, 'coverage');
+const coverageSummary = join(coverageDir, 'coverage-summary.json');
 const vitestStatus = run('tests (vitest)', bin('vitest'), [
   'run',
   '--reporter=default',
   '--reporter=json',
   `--outputFile.json=${report}`,
   // A partial run's coverage says nothing about the thresholds: coverage is on for the whole suite only.
-  ...(args.length === 0 ? ['--coverage'] : []),
+  ...(args.length === 0 ? ['--coverage', `--coverage.reportsDirectory=${coverageDir}`] : []),
   ...args,
 ]);
 

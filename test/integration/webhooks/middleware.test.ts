@@ -322,6 +322,25 @@ describe('webhooks.middleware over node:http', () => {
     expect((await post(`${server.url}/webhooks`)).status).toBe(200);
   });
 
+  it('answers 500 internal_error, and never rejects, when something in the chain throws', async () => {
+    const log = quiet();
+    const webhooks = new Webhooks({ secret: SECRET, path: '/webhooks', log });
+    const failure = new Error('next() blew up');
+    let settled: Promise<void> | undefined;
+    const server = await listen((request: IncomingMessage, response: ServerResponse) => {
+      settled = webhooks.middleware(request, response, () => {
+        throw failure;
+      });
+    });
+    const response = await fetch(`${server.url}/health`);
+    expect([response.status, await response.text()]).toEqual([
+      500,
+      errorBody('internal_error', 'internal error'),
+    ]);
+    await expect(settled).resolves.toBeUndefined();
+    expect(log.error).toHaveBeenCalledWith('webhook middleware failed', failure);
+  });
+
   it('reads configurable header names, so a real forge can deliver', async () => {
     const { webhooks, url } = await start({
       headers: { event: 'X-GitHub-Event', delivery: 'X-GitHub-Delivery' },
