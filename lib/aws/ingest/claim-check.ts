@@ -3,15 +3,7 @@ import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { AwsDefaults } from '../constants.js';
 import type { Delivery, PayloadRef } from '../types.js';
 
-/**
- * Options of {@link ClaimCheck}. Defaults live in {@link AwsDefaults}.
- *
- * @example
- * ```ts
- * new ClaimCheck({ s3: new S3Client({}), bucket: 'forge-claims', prefix: 'deliveries/' });
- * ```
- * @see https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutObject.html
- */
+/** Options of {@link ClaimCheck}. Defaults live in {@link AwsDefaults}. */
 export interface ClaimCheckOptions {
   s3: S3Client;
   bucket: string;
@@ -24,12 +16,6 @@ export interface ClaimCheckOptions {
 /**
  * The S3 key of a claim-checked delivery: `<prefix>YYYY/MM/DD/<url-encoded id>.json` (UTC date), so a
  * lifecycle rule can expire it and a redelivery overwrites the same object.
- *
- * @example
- * ```ts
- * claimCheckKey('deliveries/', 'f1e2', new Date('2026-11-21T12:00:00Z')); // 'deliveries/2026/11/21/f1e2.json'
- * ```
- * @see https://docs.aws.amazon.com/AmazonS3/latest/userguide/object-keys.html
  */
 export function claimCheckKey(prefix: string, id: string, at: Date): string {
   const yyyy = at.getUTCFullYear();
@@ -42,13 +28,6 @@ export function claimCheckKey(prefix: string, id: string, at: Date): string {
  * Stores a delivery's raw body in S3 for an event too large for one PutEvents entry, and returns the
  * reference the event carries instead (`{ bucket, key, bytes, sha256 }`, the SHA-256 also in the object's
  * metadata).
- *
- * @example
- * ```ts
- * const claims = new ClaimCheck({ s3, bucket: 'forge-claims' });
- * const payloadRef = await claims.store(delivery);
- * ```
- * @see https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutObject.html
  */
 export class ClaimCheck {
   readonly bucket: string;

@@ -1,15 +1,7 @@
 import { ENTRY_TIME_BYTES } from '../constants.js';
 import type { Delivery, DeliveryDetail, DeliveryEntry, PayloadRef } from '../types.js';
 
-/**
- * Options of {@link buildEventEntry}.
- *
- * @example
- * ```ts
- * buildEventEntry(delivery, { source: 'forge.webhooks', eventBusName: 'forge', payloadRef });
- * ```
- * @see https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEventsRequestEntry.html
- */
+/** Options of {@link buildEventEntry}. */
 export interface EventEntryOptions {
   /** EventBridge `Source`. */
   source: string;
@@ -23,32 +15,14 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/**
- * The payload's `action` when it is a non-empty string, else `undefined`.
- *
- * @example
- * ```ts
- * actionOf({ action: 'opened' }); // 'opened'
- * actionOf({ ref: 'refs/heads/main' }); // undefined
- * ```
- * @see https://docs.github.com/en/webhooks/webhook-events-and-payloads
- */
+/** The payload's `action` when it is a non-empty string, else `undefined`. */
 export function actionOf(payload: unknown): string | undefined {
   if (!isRecord(payload)) return undefined;
   const action = payload.action;
   return typeof action === 'string' && action !== '' ? action : undefined;
 }
 
-/**
- * The EventBridge `DetailType` of a delivery: `event.action` when the payload has a string action, else `event`.
- *
- * @example
- * ```ts
- * detailTypeOf('issues', { action: 'opened' }); // 'issues.opened'
- * detailTypeOf('push', { ref: 'refs/heads/main' }); // 'push'
- * ```
- * @see https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-event-patterns.html
- */
+/** The EventBridge `DetailType` of a delivery: `event.action` when the payload has a string action, else `event`. */
 export function detailTypeOf(name: string, payload: unknown): string {
   const action = actionOf(payload);
   return action === undefined ? name : `${name}.${action}`;
@@ -93,13 +67,6 @@ const ROUTING_PATHS: readonly (readonly string[])[] = [
  * The small routing fields of a payload, at their usual paths, so rules keep matching a claim-checked event:
  * `action`, `repository.{id,name,full_name,owner.login}`, `organization.login`, `sender.login`,
  * `installation.id`. Only scalar values are copied.
- *
- * @example
- * ```ts
- * routingFieldsOf({ action: 'opened', issue: {}, repository: { full_name: 'o/r', private: true } });
- * // { action: 'opened', repository: { full_name: 'o/r' } }
- * ```
- * @see https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-event-patterns-content-based-filtering.html
  */
 export function routingFieldsOf(payload: unknown): Record<string, unknown> {
   const fields: Record<string, unknown> = {};
@@ -115,13 +82,6 @@ export function routingFieldsOf(payload: unknown): Record<string, unknown> {
 /**
  * Builds the one PutEvents entry of a delivery: `detail = { delivery, event, action?, payload }`, or with a
  * `payloadRef` the routing fields only plus the reference.
- *
- * @example
- * ```ts
- * const entry = buildEventEntry(delivery, { source: 'forge.webhooks', eventBusName: 'forge' });
- * entry.DetailType; // 'issues.opened'
- * ```
- * @see https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEventsRequestEntry.html
  */
 export function buildEventEntry(
   delivery: Pick<Delivery, 'id' | 'name' | 'payload'>,
@@ -152,10 +112,6 @@ export function buildEventEntry(
  * The size EventBridge counts for an entry: UTF-8 bytes of `Source`, `DetailType`, `Detail` and each of
  * `Resources`, plus 14 bytes for `Time`. `EventBusName` does not count.
  *
- * @example
- * ```ts
- * eventEntrySize({ Source: 'a', DetailType: 'b', Detail: '{}' }); // 18
- * ```
  * @see https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-putevent-size.html
  */
 export function eventEntrySize(entry: DeliveryEntry): number {

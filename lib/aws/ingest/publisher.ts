@@ -6,15 +6,7 @@ import type { Delivery, DeliveryEntry, LoggerLike, PayloadRef } from '../types.j
 import { ClaimCheck } from './claim-check.js';
 import { buildEventEntry, eventEntrySize } from './event-entry.js';
 
-/**
- * Options of {@link EventPublisher}. Defaults live in {@link AwsDefaults}.
- *
- * @example
- * ```ts
- * new EventPublisher({ eventBridge, eventBusName: 'forge', s3, bucket: 'forge-claims', budgetMs: 3000 });
- * ```
- * @see https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEvents.html
- */
+/** Options of {@link EventPublisher}. Defaults live in {@link AwsDefaults}. */
 export interface EventPublisherOptions {
   /** The EventBridge client (construct it with `maxAttempts: 1`: the publisher does its own retries). */
   eventBridge: EventBridgeClient;
@@ -45,15 +37,7 @@ export interface EventPublisherOptions {
   random?: (() => number) | undefined;
 }
 
-/**
- * What {@link EventPublisher.publish} did.
- *
- * @example
- * ```ts
- * const { attempts, payloadRef } = await publisher.publish(delivery);
- * ```
- * @see https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEventsResultEntry.html
- */
+/** What {@link EventPublisher.publish} did. */
 export interface PublishResult {
   /** The EventBridge event id. */
   eventId: string | undefined;
@@ -101,13 +85,6 @@ function positive(name: string, value: number): number {
 /**
  * Publishes one verified delivery as one PutEvents entry, with a claim check for large payloads and
  * jittered retries of failed entries within a total time budget.
- *
- * @example
- * ```ts
- * const publisher = new EventPublisher({ eventBridge, eventBusName: 'forge', s3, bucket: 'forge-claims' });
- * await publisher.publish({ id, name: 'issues', payload, rawBody });
- * ```
- * @see https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEvents.html
  */
 export class EventPublisher {
   readonly #eventBridge: EventBridgeClient;

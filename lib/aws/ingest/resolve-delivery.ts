@@ -5,30 +5,14 @@ import { AwsErrorCodes } from '../constants.js';
 import { ResolveDeliveryError } from '../errors.js';
 import type { DeliveryDetail, PayloadRef } from '../types.js';
 
-/**
- * A delivery rebuilt from an EventBridge event, in the shape `receive()` of `lib/webhooks` takes.
- *
- * @example
- * ```ts
- * const { id, name, payload } = await resolveDelivery(event, { s3 });
- * ```
- * @see https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-events-structure.html
- */
+/** A delivery rebuilt from an EventBridge event, in the shape `receive()` of `lib/webhooks` takes. */
 export interface ResolvedDelivery {
   id: string;
   name: string;
   payload: unknown;
 }
 
-/**
- * Collaborators of {@link resolveDelivery}.
- *
- * @example
- * ```ts
- * await resolveDelivery(event, { s3: new S3Client({}) });
- * ```
- * @see https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObject.html
- */
+/** Collaborators of {@link resolveDelivery}. */
 export interface ResolveDeliveryDependencies {
   /** S3 client, needed only for claim-checked events (those with `detail.payloadRef`). */
   s3?: S3Client | undefined;
@@ -51,12 +35,6 @@ function isPayloadRef(value: unknown): value is PayloadRef {
 /**
  * Rebuilds `{ id, name, payload }` from an event the ingest published. A claim-checked event's payload is
  * fetched from S3 and checked against the reference's size and SHA-256 before it is parsed.
- *
- * @example
- * ```ts
- * export const handler = async (event) => webhooks.receive(await resolveDelivery(event, { s3 }));
- * ```
- * @see https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-events-structure.html
  */
 export async function resolveDelivery(
   event: Pick<EventBridgeEvent<string, unknown>, 'detail'>,
