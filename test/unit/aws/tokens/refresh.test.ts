@@ -126,6 +126,25 @@ describe('refreshTokens()', () => {
     expect(JSON.stringify([logger.info.mock.calls, logger.error.mock.calls])).not.toContain('"ok"');
   });
 
+  it('reports no expiry for a token that never expires', async () => {
+    ddbMock
+      .on(GetCommand)
+      .resolves({ Item: { pk: 'forge#c#', token: { access_token: 'forever' }, version: 2 } });
+    const forever = (hash: Record<string, unknown>): TokenLike => ({
+      token: String(hash.access_token),
+      toHash: () => hash,
+    });
+    const store = new TokenStore({
+      client,
+      tableName: 'tokens',
+      key: { provider: 'forge', clientId: 'c' },
+      fromHash: forever,
+      fetchToken: vi.fn(),
+    });
+    const run = await refreshTokens([{ key: store.key, store: async () => store }]);
+    expect(run.reports).toEqual([{ key: 'forge#c#', status: 'fresh', version: 2 }]);
+  });
+
   it('reports nothing for no clients', async () => {
     await expect(refreshTokens([])).resolves.toEqual({ refreshed: 0, failed: 0, reports: [] });
   });

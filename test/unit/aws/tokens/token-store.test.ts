@@ -95,6 +95,18 @@ describe('TokenStore', () => {
     expect(() => setup({ tableName: '' })).toThrow(new TypeError('"tableName" is required'));
     expect(() => setup({ fetchToken: undefined as never })).toThrow('"fetchToken" must be a function');
     expect(() => setup({ leaseSeconds: 0 })).toThrow('"leaseSeconds" must be a positive number');
+    expect(() => setup({ client: undefined as never })).toThrow(new TypeError('"client" is required'));
+    expect(() => setup({ fromHash: 'x' as never })).toThrow(new TypeError('"fromHash" must be a function'));
+    expect(() => setup({ refreshWindowSeconds: -1 })).toThrow(
+      new TypeError('"refreshWindowSeconds" must be a non-negative number'),
+    );
+    expect(() => setup({ waitMs: Number.NaN })).toThrow(
+      new TypeError('"waitMs" must be a non-negative number'),
+    );
+    expect(() => setup({ pollMs: 0 })).toThrow(new TypeError('"pollMs" must be a positive number'));
+    expect(() => setup({ key: { provider: 'forge', clientId: '' } })).toThrow(
+      new TypeError('"key.clientId" is required'),
+    );
   });
 
   describe('get()', () => {
@@ -258,6 +270,82 @@ describe('TokenStore', () => {
       ddbMock.on(PutCommand).resolves({});
       expect(await store.refresh({ force: true })).toMatchObject({ outcome: 'refreshed', version: 2 });
       expect(fetchToken).toHaveBeenCalledTimes(1);
+    });
+  });
+
+  describe('when a race is lost or DynamoDB fails', () => {
+    it('takes the stored token when its own write lost the lease to a newer fresh one', async () => {
+      const logger = { info: vi.fn(), warn: vi.fn(), error: vi.fn() };
+      const { store, fetchToken, seconds } = setup({ logger });
+      ddbMock
+        .on(GetCommand)
+        .resolvesOnce(item(new FakeToken('old', seconds() - 1), 3))
+        .resolves(item(new FakeToken('theirs', seconds() + 3600), 4));
+      ddbMock.on(UpdateCommand).resolves({});
+      ddbMock.on(PutCommand).rejects(conditionFailed());
+      const result = await store.refresh();
+      expect(result).toMatchObject({ outcome: 'waited', version: 4 });
+      expect(result.token.token).toBe('theirs');
+      expect(logger.warn).toHaveBeenCalledWith('token write lost its lease', { key: KEY });
+      expect(fetchToken).toHaveBeenCalledTimes(1);
+    });
+
+    it('keeps its own new token when the lost write left nothing fresher stored', async () => {
+      const { store, seconds } = setup();
+      ddbMock.on(GetCommand).resolves(item(new FakeToken('old', seconds() - 1), 3));
+      ddbMock.on(UpdateCommand).resolves({});
+      ddbMock.on(PutCommand).rejects(conditionFailed());
+      const result = await store.refresh();
+      expect(result).toMatchObject({ outcome: 'refreshed', version: 3 });
+      expect(result.token.token).toBe('new');
+    });
+
+    it('passes on a write error that is not a lost condition', async () => {
+      const { store, seconds } = setup();
+      ddbMock.on(GetCommand).resolves(item(new FakeToken('old', seconds() - 1), 3));
+      ddbMock.on(UpdateCommand).resolves({});
+      const throttled = Object.assign(new Error('slow down'), {
+        name: 'ProvisionedThroughputExceededException',
+      });
+      ddbMock.on(PutCommand).rejects(throttled);
+      await expect(store.refresh()).rejects.toBe(throttled);
+    });
+
+    it('passes on a lease error that is not a lost condition', async () => {
+      const { store, fetchToken, seconds } = setup();
+      ddbMock.on(GetCommand).resolves(item(new FakeToken('old', seconds() - 1), 3));
+      const denied = Object.assign(new Error('denied'), { name: 'AccessDeniedException' });
+      ddbMock.on(UpdateCommand).rejects(denied);
+      await expect(store.refresh()).rejects.toBe(denied);
+      expect(fetchToken).not.toHaveBeenCalled();
+    });
+
+    it('takes the lease of an item that holds only an expired lease (version 0)', async () => {
+      const { store, seconds } = setup();
+      ddbMock.on(GetCommand).resolves(item(undefined, 0, { leaseUntil: seconds() - 1 }));
+      ddbMock.on(UpdateCommand).resolves({});
+      ddbMock.on(PutCommand).resolves({});
+      expect(await store.refresh()).toMatchObject({ outcome: 'refreshed', version: 1 });
+      const lease = ddbMock.commandCalls(UpdateCommand)[0]!.args[0].input;
+      expect(lease.ConditionExpression).toBe(
+        '(attribute_not_exists(#version) OR #version = :zero) AND (attribute_not_exists(leaseUntil) OR leaseUntil <= :now)',
+      );
+      expect(lease.ExpressionAttributeValues).not.toHaveProperty(':v');
+    });
+
+    it('stores a token without expiry without tokenExpiresAt, and a forced refresh replaces the one in flight', async () => {
+      const { store, fetchToken } = setup();
+      fetchToken.mockResolvedValue(new FakeToken('forever'));
+      ddbMock.on(GetCommand).resolves({});
+      ddbMock.on(UpdateCommand).resolves({});
+      ddbMock.on(PutCommand).resolves({});
+      const first = store.refresh();
+      const forced = store.refresh({ force: true });
+      await Promise.all([first, forced]);
+      expect(ddbMock.commandCalls(PutCommand)[0]!.args[0].input.Item).not.toHaveProperty('tokenExpiresAt');
+      // Neither attempt is in flight any more: the next call starts its own.
+      ddbMock.on(GetCommand).resolves(item(new FakeToken('forever'), 1));
+      expect(await store.refresh()).toMatchObject({ outcome: 'fresh', version: 1 });
     });
   });
 
