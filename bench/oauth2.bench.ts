@@ -15,6 +15,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const CALLS = Number(process.env.BENCH_CALLS ?? 300);
 const WARMUP = 200;
 const CONCURRENCY = [1, 16] as const;
+const TARGET = 1.3;
 
 type Fetcher = () => Promise<string>;
 
@@ -70,7 +71,7 @@ export default async function bench(): Promise<void> {
   });
   const keepAlive = new HttpAgent({ keepAlive: true });
   try {
-    // Ours: the global fetch (undici's keep-alive pool), token endpoint = site + the gem's default 'oauth/token'.
+    // Ours: its default transport (Node's http on a keep-alive agent), token endpoint = site + the gem's default 'oauth/token'.
     const ours = new Client(CLIENT_ID, CLIENT_SECRET, { site: server.issuer });
     // openid-client: discovery once, then the grant; http on loopback needs allowInsecureRequests.
     const config = await discovery(
@@ -143,9 +144,9 @@ export default async function bench(): Promise<void> {
       const ourRate = median(rates.get(`${libraries[0]!.name}@${c}`) ?? []);
       const peer = Math.max(...libraries.slice(1).map((l) => median(rates.get(`${l.name}@${c}`) ?? [])));
       const ratio = ourRate / peer;
-      return `${ratio.toFixed(2)}x ${ratio >= 1 ? 'PASS' : 'MISS'}`;
+      return `${ratio.toFixed(2)}x ${ratio >= TARGET ? 'PASS' : 'FAIL'}`;
     });
-    rows.push(['ours / faster peer (target >= 1.0x)', ...verdicts]);
+    rows.push([`ours / faster peer (target >= ${TARGET}x)`, ...verdicts]);
     const widths = header.map((_, column) =>
       Math.max(...[header, ...rows].map((row) => row[column]!.length)),
     );

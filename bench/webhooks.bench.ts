@@ -12,7 +12,7 @@ import { Webhooks as OctokitWebhooks } from '@octokit/webhooks';
 import { verify as octokitVerify } from '@octokit/webhooks-methods';
 import { Bench } from 'tinybench';
 import { verify, Webhooks } from '../lib/webhooks/index.js';
-import { loadWebhookExamples } from '../test/helpers/webhook-examples.js';
+import { examplePayload } from './fixtures/webhook-payload.js';
 
 const ROUNDS = 9;
 const TIME_MS = 300;
@@ -33,7 +33,7 @@ interface Row {
 
 /** A real payload padded to exactly 25 KB of compact JSON. */
 function payloadOf25KB(): string {
-  const base = loadWebhookExamples().find((example) => example.forgeName === 'pull_request')!.payload;
+  const base = examplePayload('pull_request');
   const empty = JSON.stringify({ ...base, padding: '' });
   const json = JSON.stringify({ ...base, padding: 'x'.repeat(Math.max(0, PAYLOAD_BYTES - empty.length)) });
   if (Buffer.byteLength(json) !== PAYLOAD_BYTES)
@@ -124,10 +124,11 @@ export default async function webhooksBench(): Promise<void> {
   });
 
   // receive(): the same `issues.opened` event, the same three handlers on both.
-  const example = loadWebhookExamples().find(
-    (candidate) => candidate.forgeName === 'issues' && candidate.action === 'opened',
-  )!;
-  const event = { id: 'bench-delivery', name: 'issues', payload: example.payload } as const;
+  const event = {
+    id: 'bench-delivery',
+    name: 'issues',
+    payload: examplePayload('issues', 'opened'),
+  } as const;
   let calls = 0;
   const handler = () => {
     calls++;
