@@ -19,11 +19,9 @@ import {
 } from '../../lib/aws/index.js';
 
 const logger = new Logger({ serviceName: 'forgebridge-refresh' });
-const timeouts = {
-  requestHandler: { connectionTimeout: 1_000, requestTimeout: 5_000, throwOnRequestTimeout: true },
-};
-const documentClient = DynamoDBDocumentClient.from(new DynamoDBClient(timeouts));
-const ssm = new SSMClient(timeouts);
+const requestHandler = { connectionTimeout: 1_000, requestTimeout: 5_000, throwOnRequestTimeout: true };
+const documentClient = DynamoDBDocumentClient.from(new DynamoDBClient({ requestHandler }));
+const ssm = new SSMClient({ requestHandler });
 const sources = createTokenSources(readTokenConfig(), { documentClient, ssm, logger });
 
 async function run(): Promise<RefreshRun> {
