@@ -75,7 +75,7 @@ function toInteger(value: unknown, field: string): number | undefined {
   if (value === undefined || value === null || value === '') return undefined;
   if (typeof value === 'number' && Number.isFinite(value)) return Math.trunc(value);
   if (typeof value === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(value)) return Math.trunc(Number(value));
-  throw new TypeError(`'${field}' must be a number of seconds`);
+  throw new TypeError(`"${field}" must be a number of seconds`);
 }
 
 function toEpoch(value: unknown): number | undefined {
@@ -87,7 +87,7 @@ function toEpoch(value: unknown): number | undefined {
     const ms = Date.parse(value);
     if (!Number.isNaN(ms)) return Math.floor(ms / 1000);
   }
-  throw new TypeError(`'expires_at' must be epoch seconds, an epoch string or an ISO 8601 time`);
+  throw new TypeError(`"expires_at" must be epoch seconds, an epoch string or an ISO 8601 time`);
 }
 
 function validateMode(mode: unknown): TokenMode {
@@ -96,13 +96,13 @@ function validateMode(mode: unknown): TokenMode {
   if (mode !== null && typeof mode === 'object' && !Array.isArray(mode)) {
     for (const [verb, value] of Object.entries(mode)) {
       if (typeof value !== 'string' || !MODE_NAMES.has(value)) {
-        throw new TypeError(`'mode.${verb}' must be "header", "query" or "body"`);
+        throw new TypeError(`"mode.${verb}" must be "header", "query" or "body"`);
       }
     }
     return mode as TokenMode;
   }
   throw new TypeError(
-    `'mode' must be "header", "query", "body", a function of the verb or a per-verb object`,
+    `"mode" must be "header", "query", "body", a function of the verb or a per-verb object`,
   );
 }
 
@@ -149,12 +149,12 @@ export class AccessToken {
 
   constructor(client: Client, token: string | null | undefined, options: AccessTokenOptions = {}) {
     if (client === null || typeof client !== 'object' || typeof client.request !== 'function') {
-      throw new TypeError(`'client' must be a Client`);
+      throw new TypeError(`"client" must be a Client`);
     }
     if (token !== null && token !== undefined && typeof token !== 'string') {
-      throw new TypeError(`'token' must be a string`);
+      throw new TypeError(`"token" must be a string`);
     }
-    if (options === null || typeof options !== 'object') throw new TypeError(`'options' must be an object`);
+    if (options === null || typeof options !== 'object') throw new TypeError(`"options" must be an object`);
     this.client = client;
     this.#token = token ?? '';
     const rest: Record<string, unknown> = { ...options };
@@ -167,7 +167,7 @@ export class AccessToken {
     }
     const refresh = taken.refreshToken;
     if (refresh !== undefined && typeof refresh !== 'string')
-      throw new TypeError(`'refresh_token' must be a string`);
+      throw new TypeError(`"refresh_token" must be a string`);
     this.#refreshToken = refresh === '' ? undefined : refresh;
 
     let expiresIn = toInteger(taken.expiresIn, 'expires_in');
@@ -184,7 +184,7 @@ export class AccessToken {
 
     for (const field of ['headerFormat', 'paramName', 'tokenName'] as const) {
       if (taken[field] !== undefined && typeof taken[field] !== 'string') {
-        throw new TypeError(`'${field}' must be a string`);
+        throw new TypeError(`"${field}" must be a string`);
       }
     }
     this.options = {
@@ -195,12 +195,12 @@ export class AccessToken {
     };
     const auto = taken.autoRefresh;
     if (auto !== undefined && typeof auto !== 'boolean' && typeof auto !== 'function') {
-      throw new TypeError(`'autoRefresh' must be a boolean or a function`);
+      throw new TypeError(`"autoRefresh" must be a boolean or a function`);
     }
     this.#autoRefresh =
       auto === true ? (t) => t.refresh() : typeof auto === 'function' ? (auto as Refresher) : undefined;
     if (taken.onRefresh !== undefined && typeof taken.onRefresh !== 'function') {
-      throw new TypeError(`'onRefresh' must be a function`);
+      throw new TypeError(`"onRefresh" must be a function`);
     }
     this.#onRefresh = taken.onRefresh as OnRefresh | undefined;
     this.params = rest;
@@ -225,7 +225,7 @@ export class AccessToken {
    */
   static fromHash(client: Client, hash: Record<string, unknown>): AccessToken {
     if (hash === null || typeof hash !== 'object' || Array.isArray(hash)) {
-      throw new TypeError(`'hash' must be an object`);
+      throw new TypeError(`"hash" must be an object`);
     }
     const fresh: Record<string, unknown> = { ...hash };
     const tokenName = fresh.token_name ?? fresh.tokenName;
@@ -272,7 +272,7 @@ export class AccessToken {
    * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.2.2
    */
   static fromKvform(client: Client, kvform: string): AccessToken {
-    if (typeof kvform !== 'string') throw new TypeError(`'kvform' must be a string`);
+    if (typeof kvform !== 'string') throw new TypeError(`"kvform" must be a string`);
     return AccessToken.fromHash(client, parseQuery(kvform));
   }
 
@@ -327,7 +327,7 @@ export class AccessToken {
     else if (typeof mode === 'object') resolved = mode[verb] ?? mode[verb.toUpperCase()] ?? TokenModes.Header;
     else resolved = mode;
     if (typeof resolved !== 'string' || !MODE_NAMES.has(resolved)) {
-      throw new TypeError(`'mode' resolved to an invalid mode for "${verb}"`);
+      throw new TypeError(`"mode" resolved to an invalid mode for "${verb}"`);
     }
     return resolved as TokenModeName;
   }
@@ -366,7 +366,7 @@ export class AccessToken {
    * @see https://www.rfc-editor.org/rfc/rfc6750#section-2
    */
   async request(verb: string, path: string, opts: RequestOptions = {}): Promise<Response> {
-    if (typeof verb !== 'string' || verb === '') throw new TypeError(`'verb' must be a non-empty string`);
+    if (typeof verb !== 'string' || verb === '') throw new TypeError(`"verb" must be a non-empty string`);
     await this.#ensureFresh();
     const mode = this.#modeFor(verb.toLowerCase());
     const token = this.#token;
@@ -386,7 +386,7 @@ export class AccessToken {
         copy.set(name, token);
         next.body = copy;
       } else if (body instanceof Uint8Array) {
-        throw new TypeError(`'body' must be a string or an object in "body" mode`);
+        throw new TypeError(`"body" must be a string or an object in "body" mode`);
       } else next.body = { ...(body as Params), [name]: token };
     }
     return this.client.request(verb, path, next);
@@ -473,7 +473,7 @@ export class AccessToken {
     } else {
       throw new TokenError(
         'invalid_token_type_hint',
-        `'token_type_hint' must be "access_token" or "refresh_token"`,
+        `"token_type_hint" must be "access_token" or "refresh_token"`,
       );
     }
     if (value === undefined || value === '') {

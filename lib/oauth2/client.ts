@@ -85,13 +85,13 @@ export interface ResolvedClientOptions {
 }
 
 function requireString(value: unknown, field: string): void {
-  if (typeof value !== 'string' || value === '') throw new TypeError(`'${field}' must be a non-empty string`);
+  if (typeof value !== 'string' || value === '') throw new TypeError(`"${field}" must be a non-empty string`);
 }
 
 function validateOptions(options: ClientOptions): void {
-  if (options === null || typeof options !== 'object') throw new TypeError(`'options' must be an object`);
+  if (options === null || typeof options !== 'object') throw new TypeError(`"options" must be an object`);
   for (const key of Object.keys(options)) {
-    if (!CLIENT_OPTION_KEYS.has(key)) throw new TypeError(`'${key}' is not a known client option`);
+    if (!CLIENT_OPTION_KEYS.has(key)) throw new TypeError(`"${key}" is not a known client option`);
   }
   for (const field of [
     'authorizeUrl',
@@ -104,64 +104,64 @@ function validateOptions(options: ClientOptions): void {
     if (options[field] !== undefined) requireString(options[field], field);
   }
   if (options.authScheme !== undefined && !AUTH_SCHEMES.has(options.authScheme)) {
-    throw new TypeError(`'authScheme' must be one of ${[...AUTH_SCHEMES].map((s) => `"${s}"`).join(', ')}`);
+    throw new TypeError(`"authScheme" must be one of ${[...AUTH_SCHEMES].map((s) => `"${s}"`).join(', ')}`);
   }
   if (options.basicAuthEncoding !== undefined && !['form', 'none'].includes(options.basicAuthEncoding)) {
-    throw new TypeError(`'basicAuthEncoding' must be "form" or "none"`);
+    throw new TypeError(`"basicAuthEncoding" must be "form" or "none"`);
   }
   for (const field of ['raiseErrors', 'debug'] as const) {
     if (options[field] !== undefined && typeof options[field] !== 'boolean') {
-      throw new TypeError(`'${field}' must be a boolean`);
+      throw new TypeError(`"${field}" must be a boolean`);
     }
   }
   if (options.logger !== undefined && typeof options.logger?.info !== 'function') {
-    throw new TypeError(`'logger' must have an info(message) method`);
+    throw new TypeError(`"logger" must have an info(message) method`);
   }
   if (options.assertionLifetime !== undefined) {
     if (!Number.isInteger(options.assertionLifetime) || options.assertionLifetime <= 0) {
-      throw new TypeError(`'assertionLifetime' must be a positive integer`);
+      throw new TypeError(`"assertionLifetime" must be a positive integer`);
     }
   }
   if (options.authScheme === 'private_key_jwt' && options.privateKey === undefined) {
-    throw new TypeError(`'privateKey' is required when 'authScheme' is "private_key_jwt"`);
+    throw new TypeError(`"privateKey" is required when "authScheme" is "private_key_jwt"`);
   }
   if (options.connection !== undefined) validateConnection(options.connection);
 }
 
 function validateConnection(connection: ConnectionOptions): void {
   if (connection === null || typeof connection !== 'object')
-    throw new TypeError(`'connection' must be an object`);
+    throw new TypeError(`"connection" must be an object`);
   for (const key of Object.keys(connection)) {
     if (!CONNECTION_OPTION_KEYS.has(key))
-      throw new TypeError(`'connection.${key}' is not a known connection option`);
+      throw new TypeError(`"connection.${key}" is not a known connection option`);
   }
   if (connection.timeout !== undefined && (!Number.isFinite(connection.timeout) || connection.timeout <= 0)) {
-    throw new TypeError(`'connection.timeout' must be a positive number of milliseconds`);
+    throw new TypeError(`"connection.timeout" must be a positive number of milliseconds`);
   }
   if (
     connection.maxRedirects !== undefined &&
     (!Number.isInteger(connection.maxRedirects) || connection.maxRedirects < 0)
   ) {
-    throw new TypeError(`'connection.maxRedirects' must be a non-negative integer`);
+    throw new TypeError(`"connection.maxRedirects" must be a non-negative integer`);
   }
   for (const field of ['fetch', 'onRequest', 'onResponse'] as const) {
     if (connection[field] !== undefined && typeof connection[field] !== 'function') {
-      throw new TypeError(`'connection.${field}' must be a function`);
+      throw new TypeError(`"connection.${field}" must be a function`);
     }
   }
   if (
     connection.headers !== undefined &&
     (connection.headers === null || typeof connection.headers !== 'object')
   ) {
-    throw new TypeError(`'connection.headers' must be an object`);
+    throw new TypeError(`"connection.headers" must be an object`);
   }
   if (connection.tls !== undefined && (connection.tls === null || typeof connection.tls !== 'object')) {
-    throw new TypeError(`'connection.tls' must be an object`);
+    throw new TypeError(`"connection.tls" must be an object`);
   }
   if (connection.proxy !== undefined) {
     const uri = typeof connection.proxy === 'string' ? connection.proxy : connection.proxy?.uri;
     if (typeof uri !== 'string' || !URL.canParse(uri))
-      throw new TypeError(`'connection.proxy' must be a URL`);
+      throw new TypeError(`"connection.proxy" must be a URL`);
     if (typeof connection.proxy === 'object' && 'token' in connection.proxy) {
       throw new TypeError('"connection.proxy.token" is not supported: put the credentials in the proxy URL');
     }
@@ -231,7 +231,7 @@ export class Client {
   constructor(clientId: string, clientSecret: string | undefined, options: ClientOptions = {}) {
     requireString(clientId, 'clientId');
     if (clientSecret !== undefined && typeof clientSecret !== 'string') {
-      throw new TypeError(`'clientSecret' must be a string or undefined`);
+      throw new TypeError(`"clientSecret" must be a string or undefined`);
     }
     validateOptions(options);
     this.id = clientId;
@@ -494,7 +494,7 @@ export class Client {
     params: TokenParams,
     extraSecrets: ReadonlyArray<string | undefined> = [],
   ): Promise<Response> {
-    if (params === null || typeof params !== 'object') throw new TypeError(`'params' must be an object`);
+    if (params === null || typeof params !== 'object') throw new TypeError(`"params" must be an object`);
     const { headers, parse, snaky, snakyHashClass, ...wire } = params;
     const auth = await this.#authenticator.apply(wire, this.tokenUrl());
     const callerHeaders = lowerHeaders(headers);

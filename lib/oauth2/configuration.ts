@@ -73,17 +73,17 @@ export const config: OAuth2ConfigWithAliases = createConfig();
 
 function validate(): void {
   if (typeof config.silenceExtraTokensWarning !== 'boolean') {
-    throw new TypeError(`'silenceExtraTokensWarning' must be a boolean`);
+    throw new TypeError(`"silenceExtraTokensWarning" must be a boolean`);
   }
   if (typeof config.silenceNoTokensWarning !== 'boolean') {
-    throw new TypeError(`'silenceNoTokensWarning' must be a boolean`);
+    throw new TypeError(`"silenceNoTokensWarning" must be a boolean`);
   }
-  if (typeof config.filteredLabel !== 'string') throw new TypeError(`'filteredLabel' must be a string`);
+  if (typeof config.filteredLabel !== 'string') throw new TypeError(`"filteredLabel" must be a string`);
   if (
     !Array.isArray(config.filteredDebugKeys) ||
     config.filteredDebugKeys.some((k) => typeof k !== 'string')
   ) {
-    throw new TypeError(`'filteredDebugKeys' must be an array of strings`);
+    throw new TypeError(`"filteredDebugKeys" must be an array of strings`);
   }
 }
 
@@ -100,7 +100,7 @@ function validate(): void {
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-10.3
  */
 export function configure(fn: (config: OAuth2ConfigWithAliases) => void): void {
-  if (typeof fn !== 'function') throw new TypeError(`'fn' must be a function`);
+  if (typeof fn !== 'function') throw new TypeError(`"fn" must be a function`);
   fn(config);
   validate();
 }

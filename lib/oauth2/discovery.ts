@@ -19,9 +19,9 @@ export function discoveryUrls(issuer: string): [string, string] {
   try {
     url = new URL(issuer);
   } catch (cause) {
-    throw new TypeError(`'issuer' must be an absolute URL`, { cause });
+    throw new TypeError(`"issuer" must be an absolute URL`, { cause });
   }
-  if (url.search !== '' || url.hash !== '') throw new TypeError(`'issuer' must have no query or fragment`);
+  if (url.search !== '' || url.hash !== '') throw new TypeError(`"issuer" must have no query or fragment`);
   const path = url.pathname.replace(/\/+$/, '');
   return [
     `${url.origin}${path}/.well-known/openid-configuration`,

@@ -12,8 +12,8 @@ export class ExtensionRegistry<F extends (value: never) => unknown> {
 
   /** Adds (or replaces) the extension `name`. */
   add(name: string, fn: F): this {
-    if (typeof name !== 'string' || name === '') throw new TypeError(`'name' must be a non-empty string`);
-    if (typeof fn !== 'function') throw new TypeError(`'fn' must be a function`);
+    if (typeof name !== 'string' || name === '') throw new TypeError(`"name" must be a non-empty string`);
+    if (typeof fn !== 'function') throw new TypeError(`"fn" must be a function`);
     this.#entries.set(name, fn);
     return this;
   }

@@ -43,7 +43,7 @@ export function algorithmFor(key: SigningKey, explicit: string | undefined, fall
 export async function signJwt(payload: Record<string, unknown>, options: SignJwtOptions): Promise<string> {
   const { algorithm } = options;
   if (typeof algorithm !== 'string' || algorithm === '')
-    throw new TypeError(`'algorithm' must be a non-empty string`);
+    throw new TypeError(`"algorithm" must be a non-empty string`);
   const jose = await import('jose');
   try {
     let key: webcrypto.CryptoKey | KeyObject | Uint8Array;
@@ -51,7 +51,7 @@ export async function signJwt(payload: Record<string, unknown>, options: SignJwt
     if (typeof raw === 'string') {
       if (raw.includes('-----BEGIN')) key = createPrivateKey(raw);
       else if (algorithm.startsWith('HS')) key = new TextEncoder().encode(raw);
-      else throw new TypeError(`'key' must be a PEM private key for ${algorithm}`);
+      else throw new TypeError(`"key" must be a PEM private key for ${algorithm}`);
     } else if (raw instanceof Uint8Array || raw instanceof KeyObject) {
       key = raw;
     } else if (isJwk(raw)) {

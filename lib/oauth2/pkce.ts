@@ -27,7 +27,7 @@ export function generateCodeVerifier(): string {
  */
 export function codeChallenge(verifier: string): string {
   if (typeof verifier !== 'string' || !VERIFIER.test(verifier)) {
-    throw new TypeError(`'code_verifier' must be 43 to 128 characters of [A-Za-z0-9-._~]`);
+    throw new TypeError(`"code_verifier" must be 43 to 128 characters of [A-Za-z0-9-._~]`);
   }
   return createHash('sha256').update(verifier, 'ascii').digest('base64url');
 }

@@ -99,7 +99,7 @@ export class Response {
   #parsed: ParsedBody | typeof UNPARSED = UNPARSED;
 
   constructor(init: ResponseInit, options: ResponseOptions = {}) {
-    if (!Number.isInteger(init.status)) throw new TypeError(`'status' must be an integer`);
+    if (!Number.isInteger(init.status)) throw new TypeError(`"status" must be an integer`);
     this.status = init.status;
     this.headers = toHeaders(init.headers);
     this.body = init.body ?? '';
@@ -110,7 +110,7 @@ export class Response {
       snakyHashClass: options.snakyHashClass ?? SnakyHash,
     };
     if (typeof this.options.parse === 'string' && this.options.parse !== 'automatic') {
-      if (!parsers.has(this.options.parse)) throw new TypeError(`'parse' names no registered parser`);
+      if (!parsers.has(this.options.parse)) throw new TypeError(`"parse" names no registered parser`);
     }
   }
 
@@ -124,8 +124,8 @@ export class Response {
    * @see https://www.rfc-editor.org/rfc/rfc9110#section-8.3
    */
   static registerParser(name: string, contentTypes: string | readonly string[], parse: Parser): void {
-    if (typeof name !== 'string' || name === '') throw new TypeError(`'name' must be a non-empty string`);
-    if (typeof parse !== 'function') throw new TypeError(`'parse' must be a function`);
+    if (typeof name !== 'string' || name === '') throw new TypeError(`"name" must be a non-empty string`);
+    if (typeof parse !== 'function') throw new TypeError(`"parse" must be a function`);
     const types = (typeof contentTypes === 'string' ? [contentTypes] : [...contentTypes]).map((t) =>
       t.toLowerCase(),
     );

@@ -163,7 +163,7 @@ export class SnakyHash {
    */
   static dump(obj: Record<string, unknown>): string {
     if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) {
-      throw new TypeError(`'obj' must be an object`);
+      throw new TypeError(`"obj" must be an object`);
     }
     // biome-ignore lint/complexity/noThisInStatic: each subclass carries its own registries
     const r = registriesOf(this);
@@ -180,10 +180,10 @@ export class SnakyHash {
    * ```
    */
   static load<T extends SnakyHash>(this: new (source?: Record<string, unknown>) => T, raw: string): T {
-    if (typeof raw !== 'string') throw new TypeError(`'raw' must be a string`);
+    if (typeof raw !== 'string') throw new TypeError(`"raw" must be a string`);
     const parsed: unknown = raw.trim() === '' ? {} : JSON.parse(raw);
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-      throw new TypeError(`'raw' must hold a JSON object`);
+      throw new TypeError(`"raw" must hold a JSON object`);
     }
     // biome-ignore lint/complexity/noThisInStatic: each subclass carries its own registries
     const r = registriesOf(this);

@@ -142,7 +142,7 @@ export function normalizeSite(site: string): URL {
   try {
     url = new URL(site);
   } catch (cause) {
-    throw new TypeError(`'site' must be an absolute URL`, { cause });
+    throw new TypeError(`"site" must be an absolute URL`, { cause });
   }
   if (!url.pathname.endsWith('/')) url.pathname = `${url.pathname}/`;
   return url;
@@ -163,7 +163,7 @@ export function buildUrl(site: URL | undefined, path: string, params?: Params): 
   try {
     url = site ? new URL(path, site) : new URL(path);
   } catch (cause) {
-    throw new TypeError(`'url' ${site ? 'could not be resolved' : 'must be absolute when no site is set'}`, {
+    throw new TypeError(`"url" ${site ? 'could not be resolved' : 'must be absolute when no site is set'}`, {
       cause,
     });
   }

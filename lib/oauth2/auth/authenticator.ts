@@ -98,7 +98,7 @@ export class Authenticator {
   /** Builds and signs a `client_assertion` JWT (iss = sub = client_id, aud, jti, iat, exp). */
   async clientAssertion(tokenUrl: string): Promise<string> {
     const o = this.#options;
-    if (o.privateKey === undefined) throw new TypeError(`'privateKey' is required for "private_key_jwt"`);
+    if (o.privateKey === undefined) throw new TypeError(`"privateKey" is required for "private_key_jwt"`);
     const now = Math.floor(Date.now() / 1000);
     return signJwt(
       {

@@ -81,14 +81,14 @@ export class Assertion {
       claimSet = claims as AssertionClaims;
       const encoding = rest[0] as AssertionEncoding | undefined;
       if (encoding === undefined || encoding === null || typeof encoding !== 'object') {
-        throw new TypeError(`'encoding' with 'algorithm' and 'key' is required`);
+        throw new TypeError(`"encoding" with "algorithm" and "key" is required`);
       }
       enc = encoding;
       params = (rest[1] as TokenParams | undefined) ?? {};
       accessTokenOptions = (rest[2] as AccessTokenOptions | undefined) ?? {};
     }
-    if (claimSet === null || typeof claimSet !== 'object') throw new TypeError(`'claims' must be an object`);
-    if (enc.key === undefined || enc.key === null) throw new TypeError(`'key' is required`);
+    if (claimSet === null || typeof claimSet !== 'object') throw new TypeError(`"claims" must be an object`);
+    if (enc.key === undefined || enc.key === null) throw new TypeError(`"key" is required`);
     const assertion = await signJwt(
       { ...claimSet },
       { key: enc.key, algorithm: enc.algorithm, keyId: enc.kid },

@@ -36,12 +36,12 @@ export class AuthCode {
    */
   authorizeUrl(params: Params = {}): string {
     if (Object.hasOwn(params, 'client_secret')) {
-      throw new TypeError(`'client_secret' is not allowed in the authorize URL`);
+      throw new TypeError(`"client_secret" is not allowed in the authorize URL`);
     }
     const { code_verifier: verifier, ...rest } = params;
     const query: Params = { ...this.authorizeParams(), ...this.#client.redirectionParams(), ...rest };
     if (verifier !== undefined) {
-      if (typeof verifier !== 'string') throw new TypeError(`'code_verifier' must be a string`);
+      if (typeof verifier !== 'string') throw new TypeError(`"code_verifier" must be a string`);
       query.code_challenge = codeChallenge(verifier);
       query.code_challenge_method = 'S256';
     }
@@ -57,7 +57,7 @@ export class AuthCode {
     params: TokenParams & { redirect_uri?: string; code_verifier?: string } = {},
     accessTokenOptions: AccessTokenOptions = {},
   ): Promise<AccessToken> {
-    if (typeof code !== 'string' || code === '') throw new TypeError(`'code' must be a non-empty string`);
+    if (typeof code !== 'string' || code === '') throw new TypeError(`"code" must be a non-empty string`);
     return this.#client.getToken(
       { grant_type: GrantTypes.AuthorizationCode, code, ...this.#client.redirectionParams(), ...params },
       accessTokenOptions,

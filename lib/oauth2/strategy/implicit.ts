@@ -29,7 +29,7 @@ export class Implicit {
   /** The authorization URL with `client_id`, `redirect_uri`, `response_type=token` and extra params. */
   authorizeUrl(params: Params = {}): string {
     if (Object.hasOwn(params, 'client_secret')) {
-      throw new TypeError(`'client_secret' is not allowed in the authorize URL`);
+      throw new TypeError(`"client_secret" is not allowed in the authorize URL`);
     }
     return this.#client.authorizeUrl({
       ...this.authorizeParams(),

@@ -31,8 +31,8 @@ export class Password {
     accessTokenOptions: AccessTokenOptions = {},
   ): Promise<AccessToken> {
     if (typeof username !== 'string' || username === '')
-      throw new TypeError(`'username' must be a non-empty string`);
-    if (typeof password !== 'string') throw new TypeError(`'password' must be a string`);
+      throw new TypeError(`"username" must be a non-empty string`);
+    if (typeof password !== 'string') throw new TypeError(`"password" must be a string`);
     return this.#client.getToken(
       { grant_type: GrantTypes.Password, username, password, ...params },
       accessTokenOptions,

@@ -56,7 +56,7 @@ describe('AccessToken expiry', () => {
 
   it('rejects an unreadable expires_at', () => {
     expect(() => AccessToken.fromHash(client, { access_token: 'a', expires_at: 'soon' })).toThrow(
-      new TypeError(`'expires_at' must be epoch seconds, an epoch string or an ISO 8601 time`),
+      new TypeError(`"expires_at" must be epoch seconds, an epoch string or an ISO 8601 time`),
     );
   });
 
@@ -309,16 +309,16 @@ describe('AccessToken modes', () => {
 
   it('rejects an invalid mode at construction', () => {
     expect(() => new AccessToken(client, 't', { mode: 'cookie' as never })).toThrow(
-      new TypeError(`'mode' must be "header", "query", "body", a function of the verb or a per-verb object`),
+      new TypeError(`"mode" must be "header", "query", "body", a function of the verb or a per-verb object`),
     );
     expect(() => new AccessToken(client, 't', { mode: { get: 'cookie' } as never })).toThrow(
-      new TypeError(`'mode.get' must be "header", "query" or "body"`),
+      new TypeError(`"mode.get" must be "header", "query" or "body"`),
     );
   });
 
   it('rejects a mode function returning an invalid mode at request time', async () => {
     const t = new AccessToken(mockClient(agent), 't', { mode: () => 'cookie' as never });
-    await expect(t.get('/r')).rejects.toThrow(new TypeError(`'mode' resolved to an invalid mode for "get"`));
+    await expect(t.get('/r')).rejects.toThrow(new TypeError(`"mode" resolved to an invalid mode for "get"`));
   });
 
   it('requests absolute URLs and parses with snaky: false', async () => {
@@ -419,7 +419,7 @@ describe('AccessToken revocation (RFC 7009)', () => {
   it('rejects an unknown hint and a missing token', async () => {
     const t = new AccessToken(client, 'a');
     await expect(t.revoke({ token_type_hint: 'id_token' as never })).rejects.toThrow(
-      `'token_type_hint' must be "access_token" or "refresh_token"`,
+      `"token_type_hint" must be "access_token" or "refresh_token"`,
     );
     await expect(t.revoke({ token_type_hint: 'refresh_token' })).rejects.toThrow(
       'no "refresh_token" is available to revoke',

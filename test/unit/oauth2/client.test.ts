@@ -40,24 +40,24 @@ describe('new Client()', () => {
   });
 
   it.each([
-    [{ sight: 'x' }, `'sight' is not a known client option`],
+    [{ sight: 'x' }, `"sight" is not a known client option`],
     [
       { authScheme: 'digest' },
-      `'authScheme' must be one of "basic_auth", "request_body", "tls_client_auth", "private_key_jwt"`,
+      `"authScheme" must be one of "basic_auth", "request_body", "tls_client_auth", "private_key_jwt"`,
     ],
-    [{ raiseErrors: 'yes' }, `'raiseErrors' must be a boolean`],
-    [{ connection: { timeOut: 1 } }, `'connection.timeOut' is not a known connection option`],
-    [{ connection: { timeout: -1 } }, `'connection.timeout' must be a positive number of milliseconds`],
-    [{ connection: { proxy: 'not a url' } }, `'connection.proxy' must be a URL`],
-    [{ authScheme: 'private_key_jwt' }, `'privateKey' is required when 'authScheme' is "private_key_jwt"`],
-    [{ logger: {} }, `'logger' must have an info(message) method`],
-    [{ basicAuthEncoding: 'base64' }, `'basicAuthEncoding' must be "form" or "none"`],
+    [{ raiseErrors: 'yes' }, `"raiseErrors" must be a boolean`],
+    [{ connection: { timeOut: 1 } }, `"connection.timeOut" is not a known connection option`],
+    [{ connection: { timeout: -1 } }, `"connection.timeout" must be a positive number of milliseconds`],
+    [{ connection: { proxy: 'not a url' } }, `"connection.proxy" must be a URL`],
+    [{ authScheme: 'private_key_jwt' }, `"privateKey" is required when "authScheme" is "private_key_jwt"`],
+    [{ logger: {} }, `"logger" must have an info(message) method`],
+    [{ basicAuthEncoding: 'base64' }, `"basicAuthEncoding" must be "form" or "none"`],
   ])('throws a TypeError naming the field for %j', (options, message) => {
     expect(() => new Client('id', 'secret', options as never)).toThrow(new TypeError(message));
   });
 
   it('requires a client id', () => {
-    expect(() => new Client('', 'secret')).toThrow(new TypeError(`'clientId' must be a non-empty string`));
+    expect(() => new Client('', 'secret')).toThrow(new TypeError(`"clientId" must be a non-empty string`));
   });
 });
 

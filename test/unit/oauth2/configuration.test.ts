@@ -49,12 +49,12 @@ describe('configure() / config', () => {
       configure((c) => {
         c.filteredLabel = 1 as never;
       }),
-    ).toThrow(new TypeError(`'filteredLabel' must be a string`));
+    ).toThrow(new TypeError(`"filteredLabel" must be a string`));
     resetConfig();
     expect(() =>
       configure((c) => {
         c.silenceNoTokensWarning = 'no' as never;
       }),
-    ).toThrow(new TypeError(`'silenceNoTokensWarning' must be a boolean`));
+    ).toThrow(new TypeError(`"silenceNoTokensWarning" must be a boolean`));
   });
 });

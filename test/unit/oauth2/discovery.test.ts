@@ -90,7 +90,7 @@ describe('Client.discover()', () => {
 
   it('rejects a non-URL issuer', async () => {
     await expect(Client.discover('not a url', 'id', 'secret')).rejects.toThrow(
-      new TypeError(`'issuer' must be an absolute URL`),
+      new TypeError(`"issuer" must be an absolute URL`),
     );
   });
 });

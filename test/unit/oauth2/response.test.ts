@@ -101,7 +101,7 @@ describe('Response#parsed', () => {
     const forced = new Response({ status: 200, body: '{"a":1}' }, { parse: 'json' });
     expect((forced.parsed as Record<string, unknown>).a).toBe(1);
     expect(() => new Response({ status: 200 }, { parse: 'nope' })).toThrow(
-      new TypeError(`'parse' names no registered parser`),
+      new TypeError(`"parse" names no registered parser`),
     );
   });
 
@@ -165,9 +165,9 @@ describe('SnakyHash', () => {
 
   it('loads an empty string as an empty hash and rejects non-objects', () => {
     expect(Object.keys(SnakyHash.load(''))).toEqual([]);
-    expect(() => SnakyHash.load('[1]')).toThrow(new TypeError(`'raw' must hold a JSON object`));
+    expect(() => SnakyHash.load('[1]')).toThrow(new TypeError(`"raw" must hold a JSON object`));
     expect(() => SnakyHash.dumpValueExtensions.add('', (v) => v)).toThrow(
-      new TypeError(`'name' must be a non-empty string`),
+      new TypeError(`"name" must be a non-empty string`),
     );
   });
 });

@@ -29,7 +29,7 @@ describe('PKCE helpers', () => {
 
   it('rejects a verifier outside RFC 7636 §4.1', () => {
     expect(() => codeChallenge('short')).toThrow(
-      new TypeError(`'code_verifier' must be 43 to 128 characters of [A-Za-z0-9-._~]`),
+      new TypeError(`"code_verifier" must be 43 to 128 characters of [A-Za-z0-9-._~]`),
     );
   });
 });
@@ -64,7 +64,7 @@ describe('authCode', () => {
 
   it('refuses a client_secret in the authorize URL', () => {
     expect(() => client.authCode.authorizeUrl({ client_secret: 'x' })).toThrow(
-      new TypeError(`'client_secret' is not allowed in the authorize URL`),
+      new TypeError(`"client_secret" is not allowed in the authorize URL`),
     );
   });
 
@@ -164,7 +164,7 @@ describe('assertion (RFC 7523)', () => {
 
   it('requires the encoding', async () => {
     await expect(mockClient(agent).assertion.getToken({ iss: 'x' }, undefined as never)).rejects.toThrow(
-      new TypeError(`'encoding' with 'algorithm' and 'key' is required`),
+      new TypeError(`"encoding" with "algorithm" and "key" is required`),
     );
   });
 });

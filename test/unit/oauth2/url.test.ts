@@ -57,12 +57,12 @@ describe('URL resolution (Faraday rules)', () => {
 
   it('requires an absolute URL when no site is set', () => {
     const client = new Client('id', 'secret');
-    expect(() => client.tokenUrl()).toThrow(new TypeError(`'url' must be absolute when no site is set`));
+    expect(() => client.tokenUrl()).toThrow(new TypeError(`"url" must be absolute when no site is set`));
   });
 
   it('rejects a relative site', () => {
     expect(() => new Client('id', 'secret', { site: 'example.test/api' })).toThrow(
-      new TypeError(`'site' must be an absolute URL`),
+      new TypeError(`"site" must be an absolute URL`),
     );
   });
 });
