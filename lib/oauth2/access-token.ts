@@ -216,12 +216,6 @@ export class AccessToken {
    * Builds a token from a hash: a token response or a `toHash()` result, snake_case or camelCase. The
    * token is the `token_name` field when set, else the first of `access_token`, `id_token`, `token`,
    * `accessToken`, `idToken` (warning about extra ones unless `config.silenceExtraTokensWarning`).
-   *
-   * @example
-   * ```ts
-   * const token = AccessToken.fromHash(client, JSON.parse(stored));
-   * ```
-   * @see https://www.rfc-editor.org/rfc/rfc6749#section-5.1
    */
   static fromHash(client: Client, hash: Record<string, unknown>): AccessToken {
     if (hash === null || typeof hash !== 'object' || Array.isArray(hash)) {
@@ -269,7 +263,6 @@ export class AccessToken {
    * ```ts
    * AccessToken.fromKvform(client, 'access_token=abc&token_type=bearer&expires_in=3600');
    * ```
-   * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.2.2
    */
   static fromKvform(client: Client, kvform: string): AccessToken {
     if (typeof kvform !== 'string') throw new TypeError(`"kvform" must be a string`);
@@ -363,7 +356,6 @@ export class AccessToken {
    * ```ts
    * await token.request('PATCH', 'api/things/1', { body: { name: 'x' } });
    * ```
-   * @see https://www.rfc-editor.org/rfc/rfc6750#section-2
    */
   async request(verb: string, path: string, opts: RequestOptions = {}): Promise<Response> {
     if (typeof verb !== 'string' || verb === '') throw new TypeError(`"verb" must be a non-empty string`);
@@ -421,10 +413,6 @@ export class AccessToken {
    * Refreshes the token (`grant_type=refresh_token`) and returns a new one; this token is not changed.
    * The old refresh token is kept when the response omits it; `mode`, formats and latency carry over.
    *
-   * @example
-   * ```ts
-   * const fresh = await token.refresh();
-   * ```
    * @see https://www.rfc-editor.org/rfc/rfc6749#section-6
    */
   async refresh(params: Params = {}, accessTokenOptions: AccessTokenOptions = {}): Promise<AccessToken> {
@@ -453,10 +441,6 @@ export class AccessToken {
    * Revokes the token at the authorization server (RFC 7009). `token_type_hint` picks the access or the
    * refresh token; by default the access token, else the refresh token.
    *
-   * @example
-   * ```ts
-   * await token.revoke({ token_type_hint: 'refresh_token' });
-   * ```
    * @see https://www.rfc-editor.org/rfc/rfc7009#section-2.1
    */
   async revoke(
@@ -487,12 +471,6 @@ export class AccessToken {
    * `access_token`, `refresh_token`, `expires_at`, `mode`, `header_format`, `param_name` and
    * `token_name` when set (no `expires_in`: `expires_at` already holds the latency-adjusted expiry).
    * `AccessToken.fromHash(client, token.toHash()).toHash()` equals `token.toHash()`.
-   *
-   * @example
-   * ```ts
-   * JSON.stringify(token.toHash());
-   * ```
-   * @see https://www.rfc-editor.org/rfc/rfc6749#section-5.1
    */
   toHash(): Record<string, unknown> {
     const hash: Record<string, unknown> = {

@@ -316,15 +316,7 @@ export class Client {
     return this.#assertion;
   }
 
-  /**
-   * Resolves a URL against `site` (Faraday's rules) with `params` merged into its query, sorted.
-   *
-   * @example
-   * ```ts
-   * new Client('id', 's', { site: 'https://x.test/api' }).buildUrl('v1/me'); // 'https://x.test/api/v1/me'
-   * ```
-   * @see https://www.rfc-editor.org/rfc/rfc3986#section-5.2
-   */
+  /** Resolves a URL against `site` (Faraday's rules) with `params` merged into its query, sorted. */
   buildUrl(url: string, params?: Params): string {
     return buildUrl(this.#site, url, params);
   }
@@ -332,38 +324,18 @@ export class Client {
   /**
    * The authorization endpoint URL with `params` in its query.
    *
-   * @example
-   * ```ts
-   * client.authorizeUrl({ response_type: 'code', client_id: client.id });
-   * ```
    * @see https://www.rfc-editor.org/rfc/rfc6749#section-3.1
    */
   authorizeUrl(params?: Params): string {
     return this.buildUrl(this.options.authorizeUrl, params);
   }
 
-  /**
-   * The token endpoint URL.
-   *
-   * @example
-   * ```ts
-   * client.tokenUrl(); // 'https://x.test/oauth/token'
-   * ```
-   * @see https://www.rfc-editor.org/rfc/rfc6749#section-3.2
-   */
+  /** The token endpoint URL. */
   tokenUrl(params?: Params): string {
     return this.buildUrl(this.options.tokenUrl, params);
   }
 
-  /**
-   * The revocation endpoint URL.
-   *
-   * @example
-   * ```ts
-   * client.revokeUrl(); // 'https://x.test/oauth/revoke'
-   * ```
-   * @see https://www.rfc-editor.org/rfc/rfc7009#section-2
-   */
+  /** The revocation endpoint URL. */
   revokeUrl(params?: Params): string {
     return this.buildUrl(this.options.revokeUrl, params);
   }
@@ -386,7 +358,6 @@ export class Client {
    *   headers: { authorization: 'Basic ...' },
    * });
    * ```
-   * @see https://www.rfc-editor.org/rfc/rfc9110#section-15.4
    */
   async request(verb: string, url: string, opts: RequestOptions = {}): Promise<Response> {
     requireString(verb, 'verb');
@@ -461,7 +432,6 @@ export class Client {
    * ```ts
    * const token = await client.getToken({ grant_type: 'client_credentials', scope: 'read' });
    * ```
-   * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.4.2
    */
   async getToken(params: TokenParams, accessTokenOptions: AccessTokenOptions = {}): Promise<AccessToken> {
     const response = await this.tokenRequest(this.tokenUrl(), params);
@@ -480,15 +450,7 @@ export class Client {
     return token;
   }
 
-  /**
-   * Sends an authenticated form POST to a token-endpoint-like URL (token, revocation).
-   *
-   * @example
-   * ```ts
-   * await client.tokenRequest(client.revokeUrl(), { token: 'abc' });
-   * ```
-   * @see https://www.rfc-editor.org/rfc/rfc6749#section-2.3
-   */
+  /** Sends an authenticated form POST to a token-endpoint-like URL (token, revocation). */
   async tokenRequest(
     url: string,
     params: TokenParams,
@@ -521,10 +483,6 @@ export class Client {
    * Revokes a token (RFC 7009): POSTs `token` and `token_type_hint` in the form body to the revocation
    * endpoint, with client authentication.
    *
-   * @example
-   * ```ts
-   * await client.revokeToken(token.refreshToken!, 'refresh_token');
-   * ```
    * @see https://www.rfc-editor.org/rfc/rfc7009#section-2.1
    */
   async revokeToken(token: string, tokenTypeHint?: string, params: TokenParams = {}): Promise<Response> {
@@ -542,14 +500,6 @@ export class Client {
    * back to RFC 8414 (`<origin>/.well-known/oauth-authorization-server<issuer path>`). The document's
    * `issuer` must equal `issuer`. Endpoints come from the document (explicit options win); the document
    * is kept in `client.metadata`.
-   *
-   * @example
-   * ```ts
-   * const client = await Client.discover('https://id.example.com/realms/main', 'id', 'secret');
-   * client.metadata?.token_endpoint;
-   * ```
-   * @see https://openid.net/specs/openid-connect-discovery-1_0.html#ProviderConfig
-   * @see https://www.rfc-editor.org/rfc/rfc8414#section-3
    */
   static async discover(
     issuer: string,

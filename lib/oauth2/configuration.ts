@@ -1,10 +1,6 @@
 import { DEFAULT_FILTERED_DEBUG_KEYS } from './constants.js';
 
-/**
- * Global settings of the library (the gem's `OAuth2.config`).
- *
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-10
- */
+/** Global settings of the library (the gem's `OAuth2.config`). */
 export interface OAuth2Config {
   /** Silences the warning for a token response with several token-like fields. Default `true`. */
   silenceExtraTokensWarning: boolean;
@@ -61,13 +57,6 @@ function createConfig(): OAuth2ConfigWithAliases {
 /**
  * The global configuration object. Read it directly (`config.filteredLabel` or the spec's
  * `config['filtered_label']`); change it with {@link configure}.
- *
- * @example
- * ```ts
- * config.filteredDebugKeys.includes('client_secret'); // true
- * config['filtered_label']; // '[FILTERED]'
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-10.3
  */
 export const config: OAuth2ConfigWithAliases = createConfig();
 
@@ -97,7 +86,6 @@ function validate(): void {
  *   c.filteredDebugKeys.push('my_secret_param');
  * });
  * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-10.3
  */
 export function configure(fn: (config: OAuth2ConfigWithAliases) => void): void {
   if (typeof fn !== 'function') throw new TypeError(`"fn" must be a function`);
@@ -105,15 +93,7 @@ export function configure(fn: (config: OAuth2ConfigWithAliases) => void): void {
   validate();
 }
 
-/**
- * Restores every setting to its default (useful in tests).
- *
- * @example
- * ```ts
- * resetConfig();
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-10.3
- */
+/** Restores every setting to its default (useful in tests). */
 export function resetConfig(): void {
   Object.assign(config, defaults());
 }

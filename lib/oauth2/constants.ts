@@ -1,20 +1,6 @@
-/**
- * Constants of the OAuth 2.0 client library: defaults, accepted option values and wire names.
- *
- * @see https://www.rfc-editor.org/rfc/rfc6749
- */
+/** Constants of the OAuth 2.0 client library: defaults, accepted option values and wire names. */
 
-/**
- * Client authentication schemes at the token endpoint.
- *
- * @example
- * ```ts
- * new Client('id', 'secret', { site, authScheme: AuthSchemes.RequestBody });
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-2.3
- * @see https://www.rfc-editor.org/rfc/rfc8705#section-2.1
- * @see https://www.rfc-editor.org/rfc/rfc7523#section-2.2
- */
+/** Client authentication schemes at the token endpoint. */
 export const AuthSchemes = {
   BasicAuth: 'basic_auth',
   RequestBody: 'request_body',
@@ -25,15 +11,7 @@ export const AuthSchemes = {
 /** One of the {@link AuthSchemes} values. */
 export type AuthScheme = (typeof AuthSchemes)[keyof typeof AuthSchemes];
 
-/**
- * How an access token travels on a request.
- *
- * @example
- * ```ts
- * new AccessToken(client, 'abc', { mode: TokenModes.Query });
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6750#section-2
- */
+/** How an access token travels on a request. */
 export const TokenModes = {
   Header: 'header',
   Query: 'query',
@@ -43,15 +21,7 @@ export const TokenModes = {
 /** One of the {@link TokenModes} values. */
 export type TokenModeName = (typeof TokenModes)[keyof typeof TokenModes];
 
-/**
- * Defaults of {@link Client} options, in one place (the gem's defaults).
- *
- * @example
- * ```ts
- * ClientDefaults.tokenUrl; // 'oauth/token'
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-3
- */
+/** Defaults of {@link Client} options, in one place (the gem's defaults). */
 export const ClientDefaults = {
   authorizeUrl: 'oauth/authorize',
   tokenUrl: 'oauth/token',
@@ -73,26 +43,10 @@ export const DEFAULT_HEADERS: Readonly<Record<string, string>> = {
   'user-agent': 'forgebridge-oauth2',
 };
 
-/**
- * Token-like keys, in the order the gem picks the access token from a token response.
- *
- * @example
- * ```ts
- * TOKEN_KEYS[0]; // 'access_token'
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-5.1
- */
+/** Token-like keys, in the order the gem picks the access token from a token response. */
 export const TOKEN_KEYS = ['access_token', 'id_token', 'token', 'accessToken', 'idToken'] as const;
 
-/**
- * Content types (type only, parameters dropped) whose body `Response#parsed` parses as JSON.
- *
- * @example
- * ```ts
- * JSON_CONTENT_TYPES.includes('application/problem+json'); // true
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc8259
- */
+/** Content types (type only, parameters dropped) whose body `Response#parsed` parses as JSON. */
 export const JSON_CONTENT_TYPES: readonly string[] = [
   'application/json',
   'text/javascript',
@@ -102,26 +56,10 @@ export const JSON_CONTENT_TYPES: readonly string[] = [
   'application/problem+json',
 ];
 
-/**
- * Content types whose body `Response#parsed` parses as a form (query string).
- *
- * @example
- * ```ts
- * FORM_CONTENT_TYPES[0]; // 'application/x-www-form-urlencoded'
- * ```
- * @see https://url.spec.whatwg.org/#application/x-www-form-urlencoded
- */
+/** Content types whose body `Response#parsed` parses as a form (query string). */
 export const FORM_CONTENT_TYPES: readonly string[] = ['application/x-www-form-urlencoded'];
 
-/**
- * The gem's default filtered debug keys, plus `client_assertion`, `code` and `password`.
- *
- * @example
- * ```ts
- * DEFAULT_FILTERED_DEBUG_KEYS.includes('client_secret'); // true
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-10.3
- */
+/** The gem's default filtered debug keys, plus `client_assertion`, `code` and `password`. */
 export const DEFAULT_FILTERED_DEBUG_KEYS: readonly string[] = [
   'access_token',
   'refresh_token',
@@ -135,15 +73,7 @@ export const DEFAULT_FILTERED_DEBUG_KEYS: readonly string[] = [
   'password',
 ];
 
-/**
- * Headers whose values are always replaced by the filtered label in debug output.
- *
- * @example
- * ```ts
- * FILTERED_HEADERS.has('authorization'); // true
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc9110#section-11.6.2
- */
+/** Headers whose values are always replaced by the filtered label in debug output. */
 export const FILTERED_HEADERS: ReadonlySet<string> = new Set([
   'authorization',
   'proxy-authorization',
@@ -151,15 +81,7 @@ export const FILTERED_HEADERS: ReadonlySet<string> = new Set([
   'set-cookie',
 ]);
 
-/**
- * Grant type URNs and names sent as `grant_type`.
- *
- * @example
- * ```ts
- * GrantTypes.JwtBearer; // 'urn:ietf:params:oauth:grant-type:jwt-bearer'
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc7523#section-2.1
- */
+/** Grant type URNs and names sent as `grant_type`. */
 export const GrantTypes = {
   AuthorizationCode: 'authorization_code',
   Password: 'password',
@@ -168,13 +90,5 @@ export const GrantTypes = {
   JwtBearer: 'urn:ietf:params:oauth:grant-type:jwt-bearer',
 } as const;
 
-/**
- * `client_assertion_type` of `private_key_jwt`.
- *
- * @example
- * ```ts
- * CLIENT_ASSERTION_TYPE; // 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer'
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc7523#section-2.2
- */
+/** `client_assertion_type` of `private_key_jwt`. */
 export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';

@@ -2,27 +2,10 @@ import { redactBody, redactHeaders, redactSecrets, redactUrl } from './redact.js
 import type { Response } from './response.js';
 import type { HttpRequest, Logger } from './types.js';
 
-/**
- * Whether `OAUTH_DEBUG` is `true` (case-insensitive). Read once, when the library loads.
- *
- * @example
- * ```ts
- * // OAUTH_DEBUG=true node app.js
- * OAUTH_DEBUG; // true
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-10.3
- */
+/** Whether `OAUTH_DEBUG` is `true` (case-insensitive). Read once, when the library loads. */
 export const OAUTH_DEBUG: boolean = (process.env.OAUTH_DEBUG ?? '').trim().toLowerCase() === 'true';
 
-/**
- * The default logger: one line per message on standard output.
- *
- * @example
- * ```ts
- * stdoutLogger.info('hello');
- * ```
- * @see https://nodejs.org/api/process.html#processstdout
- */
+/** The default logger: one line per message on standard output. */
 export const stdoutLogger: Logger = {
   info(message: string): void {
     process.stdout.write(`${message}\n`);
@@ -41,13 +24,6 @@ function bodyText(body: HttpRequest['body']): string {
 /**
  * Writes redacted debug lines for requests and responses: `Authorization` and cookie values, values of
  * `config.filteredDebugKeys` in bodies and query strings, and every known secret become the filtered label.
- *
- * @example
- * ```ts
- * const log = new DebugLog(console);
- * log.request({ method: 'GET', url: 'https://x.test/', headers: {} }, []);
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-10.3
  */
 export class DebugLog {
   readonly #logger: Logger;

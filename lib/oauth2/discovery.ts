@@ -4,15 +4,6 @@ import type { Response } from './response.js';
 /**
  * The discovery document locations for an issuer, in the order they are tried: OpenID Connect
  * (appended to the issuer's path), then RFC 8414 (inserted before it).
- *
- * @example
- * ```ts
- * discoveryUrls('https://id.example.com/realms/main');
- * // ['https://id.example.com/realms/main/.well-known/openid-configuration',
- * //  'https://id.example.com/.well-known/oauth-authorization-server/realms/main']
- * ```
- * @see https://openid.net/specs/openid-connect-discovery-1_0.html#ProviderConfigurationRequest
- * @see https://www.rfc-editor.org/rfc/rfc8414#section-3.1
  */
 export function discoveryUrls(issuer: string): [string, string] {
   let url: URL;
@@ -33,10 +24,6 @@ export function discoveryUrls(issuer: string): [string, string] {
  * Fetches and checks the provider metadata of `issuer` with `get` (a GET returning a Response without
  * throwing on 4xx). The document's `issuer` must equal the requested issuer.
  *
- * @example
- * ```ts
- * const metadata = await discoverMetadata(issuer, (url) => client.request('GET', url, { raiseErrors: false }));
- * ```
  * @see https://www.rfc-editor.org/rfc/rfc8414#section-3.3
  */
 export async function discoverMetadata(

@@ -1,15 +1,7 @@
 import { redactBody } from './redact.js';
 import type { Response } from './response.js';
 
-/**
- * Base class of every error the OAuth 2.0 client library throws on purpose.
- *
- * @example
- * ```ts
- * try { await client.clientCredentials.getToken(); } catch (e) { if (e instanceof OAuth2BaseError) e.code; }
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-5.2
- */
+/** Base class of every error the OAuth 2.0 client library throws on purpose. */
 export class OAuth2BaseError extends Error {
   /** A stable code: the provider's `error` for {@link OAuth2Error}, the library's own code otherwise. */
   readonly code: string | undefined;
@@ -37,14 +29,6 @@ function errorFields(parsed: unknown): { code?: string; description?: string } {
  * `code` and `description` hold the body's `error` and `error_description`; `response` is always there.
  * The message is `"code: description"`, a newline, then the body with secrets and tokens redacted.
  *
- * @example
- * ```ts
- * try {
- *   await client.clientCredentials.getToken();
- * } catch (error) {
- *   if (error instanceof OAuth2Error) console.log(error.code, error.response.status);
- * }
- * ```
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-5.2
  */
 export class OAuth2Error extends OAuth2BaseError {
@@ -87,15 +71,7 @@ export class OAuth2Error extends OAuth2BaseError {
   }
 }
 
-/**
- * The request never got a response: DNS, connection or TLS failure (`code` `'connection_failed'`).
- *
- * @example
- * ```ts
- * catch (e) { if (e instanceof ConnectionError) e.cause; }
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc9110#section-15.6
- */
+/** The request never got a response: DNS, connection or TLS failure (`code` `'connection_failed'`). */
 export class ConnectionError extends OAuth2BaseError {
   constructor(message: string, cause?: unknown) {
     super(message, { code: 'connection_failed', cause });
@@ -103,15 +79,7 @@ export class ConnectionError extends OAuth2BaseError {
   }
 }
 
-/**
- * The request took longer than `connection.timeout` (`code` `'timeout'`).
- *
- * @example
- * ```ts
- * new Client('id', 's', { site, connection: { timeout: 2_000 } });
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc9110#section-15.6.5
- */
+/** The request took longer than `connection.timeout` (`code` `'timeout'`). */
 export class TimeoutError extends OAuth2BaseError {
   constructor(message: string, cause?: unknown) {
     super(message, { code: 'timeout', cause });
@@ -122,12 +90,6 @@ export class TimeoutError extends OAuth2BaseError {
 /**
  * A token cannot be used as asked: no token at all (`'missing_token'`), no refresh token to refresh or
  * revoke with (`'missing_refresh_token'`), or an unknown token type hint (`'invalid_token_type_hint'`).
- *
- * @example
- * ```ts
- * await token.refresh(); // TokenError code 'missing_refresh_token' when there is none
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-6
  */
 export class TokenError extends OAuth2BaseError {
   /** The token response this error was built from, when there was one. */
@@ -143,12 +105,6 @@ export class TokenError extends OAuth2BaseError {
 /**
  * OpenID Connect / RFC 8414 discovery failed (`'discovery_failed'`) or the document's issuer differs from
  * the requested one (`'issuer_mismatch'`).
- *
- * @example
- * ```ts
- * await Client.discover('https://id.example.com', 'id', 'secret'); // may throw DiscoveryError
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc8414#section-3.3
  */
 export class DiscoveryError extends OAuth2BaseError {
   constructor(
@@ -164,12 +120,6 @@ export class DiscoveryError extends OAuth2BaseError {
 /**
  * A JWT (client assertion or assertion grant) could not be signed with the configured key
  * (`code` `'signing_failed'`).
- *
- * @example
- * ```ts
- * await client.assertion.getToken(claims, { algorithm: 'RS256', key: 'not a key' }); // SigningError
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc7523#section-2.1
  */
 export class SigningError extends OAuth2BaseError {
   constructor(message: string, cause?: unknown) {

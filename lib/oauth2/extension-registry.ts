@@ -1,12 +1,4 @@
-/**
- * A named, ordered list of functions (the snaky_hash serializer's extension registries).
- *
- * @example
- * ```ts
- * SnakyHash.dumpValueExtensions.add('dates', (v) => (v instanceof Date ? v.toISOString() : v));
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc8259
- */
+/** A named, ordered list of functions (the snaky_hash serializer's extension registries). */
 export class ExtensionRegistry<F extends (value: never) => unknown> {
   readonly #entries = new Map<string, F>();
 

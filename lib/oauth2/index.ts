@@ -2,14 +2,6 @@
  * forgebridge OAuth 2.0 client library: a TypeScript port of the Ruby oauth2 gem's interface, with
  * PKCE, RFC 7009 revocation, OpenID Connect / RFC 8414 discovery, `private_key_jwt` and opt-in
  * auto-refresh. HTTP goes through Node's fetch or undici; JWTs through jose. No AWS imports.
- *
- * @example
- * ```ts
- * import { Client } from './lib/oauth2/index.js';
- * const client = new Client('id', 'secret', { site: 'https://id.example.com' });
- * const token = await client.clientCredentials.getToken();
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749
  */
 
 export type { AccessTokenOptions, OnRefresh, Refresher } from './access-token.js';

@@ -16,30 +16,14 @@ function isJwk(key: unknown): key is JsonWebKey & { kid?: string; alg?: string }
   return key !== null && typeof key === 'object' && !(key instanceof Uint8Array) && 'kty' in key;
 }
 
-/**
- * The algorithm to sign with: the explicit one, else the JWK's `alg`, else the fallback.
- *
- * @example
- * ```ts
- * algorithmFor({ kty: 'EC', alg: 'ES256' }, undefined, 'RS256'); // 'ES256'
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc7518#section-3.1
- */
+/** The algorithm to sign with: the explicit one, else the JWK's `alg`, else the fallback. */
 export function algorithmFor(key: SigningKey, explicit: string | undefined, fallback: string): string {
   if (explicit) return explicit;
   if (isJwk(key) && typeof key.alg === 'string') return key.alg;
   return fallback;
 }
 
-/**
- * Builds and signs a JWT with jose (loaded on first use).
- *
- * @example
- * ```ts
- * const jwt = await signJwt({ iss: 'a', sub: 'a', aud: 'b', exp: 2e9 }, { key: pem, algorithm: 'RS256' });
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc7519
- */
+/** Builds and signs a JWT with jose (loaded on first use). */
 export async function signJwt(payload: Record<string, unknown>, options: SignJwtOptions): Promise<string> {
   const { algorithm } = options;
   if (typeof algorithm !== 'string' || algorithm === '')

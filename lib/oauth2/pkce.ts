@@ -19,10 +19,6 @@ export function generateCodeVerifier(): string {
 /**
  * The S256 code challenge of a verifier: `BASE64URL(SHA256(verifier))`.
  *
- * @example
- * ```ts
- * codeChallenge('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk'); // 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM'
- * ```
  * @see https://www.rfc-editor.org/rfc/rfc7636#section-4.2
  */
 export function codeChallenge(verifier: string): string {

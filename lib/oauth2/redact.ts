@@ -2,8 +2,6 @@
  * Redaction of secrets and tokens for debug output, error messages and `inspect`. Values of
  * `config.filteredDebugKeys` (in form bodies, JSON bodies and query strings) and of sensitive headers
  * become `config.filteredLabel`.
- *
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-10.3
  */
 import { config } from './configuration.js';
 import { FILTERED_HEADERS } from './constants.js';
@@ -17,15 +15,7 @@ function isFiltered(key: string, keys: Set<string>): boolean {
   return keys.has(key.toLowerCase());
 }
 
-/**
- * A deep copy of a JSON-like value with every filtered key's value replaced by the label.
- *
- * @example
- * ```ts
- * redactValue({ access_token: 'abc', scope: 'x' }); // { access_token: '[FILTERED]', scope: 'x' }
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-10.3
- */
+/** A deep copy of a JSON-like value with every filtered key's value replaced by the label. */
 export function redactValue(value: unknown, keys: Set<string> = filteredKeys()): unknown {
   if (Array.isArray(value)) return value.map((item) => redactValue(item, keys));
   if (value !== null && typeof value === 'object') {
@@ -39,15 +29,7 @@ export function redactValue(value: unknown, keys: Set<string> = filteredKeys()):
   return value;
 }
 
-/**
- * Redacts the values of filtered keys in a query string or form body, keeping its shape.
- *
- * @example
- * ```ts
- * redactParams('grant_type=password&password=hunter2'); // 'grant_type=password&password=[FILTERED]'
- * ```
- * @see https://url.spec.whatwg.org/#urlencoded-parsing
- */
+/** Redacts the values of filtered keys in a query string or form body, keeping its shape. */
 export function redactParams(query: string, keys: Set<string> = filteredKeys()): string {
   return query
     .split('&')
@@ -71,12 +53,6 @@ function escapeRegExp(text: string): string {
 
 /**
  * Last-resort redaction of free text: `key: value`, `key=value` and `"key":"value"` forms of filtered keys.
- *
- * @example
- * ```ts
- * redactText('bad access_token=abc'); // 'bad access_token=[FILTERED]'
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-10.3
  */
 export function redactText(text: string, keys: Set<string> = filteredKeys()): string {
   if (keys.size === 0) return text;
@@ -90,12 +66,6 @@ export function redactText(text: string, keys: Set<string> = filteredKeys()): st
 
 /**
  * Redacts a body for display: JSON (by key, recursively), form bodies (by key), anything else as free text.
- *
- * @example
- * ```ts
- * redactBody('{"access_token":"abc"}', 'application/json'); // '{"access_token":"[FILTERED]"}'
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-10.3
  */
 export function redactBody(body: string | undefined, contentType?: string): string {
   if (body === undefined || body === '') return '';
@@ -114,15 +84,7 @@ export function redactBody(body: string | undefined, contentType?: string): stri
   return redactText(body, keys);
 }
 
-/**
- * Redacts a URL's userinfo password and the query values of filtered keys.
- *
- * @example
- * ```ts
- * redactUrl('https://x.test/api?access_token=abc&a=1'); // 'https://x.test/api?access_token=[FILTERED]&a=1'
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6750#section-5.3
- */
+/** Redacts a URL's userinfo password and the query values of filtered keys. */
 export function redactUrl(url: string): string {
   let text = url;
   try {
@@ -141,15 +103,7 @@ export function redactUrl(url: string): string {
   return `${text.slice(0, q + 1)}${redactParams(query)}${hash === -1 ? '' : text.slice(hash)}`;
 }
 
-/**
- * Redacts sensitive header values (`Authorization`, `Proxy-Authorization`, `Cookie`, `Set-Cookie`).
- *
- * @example
- * ```ts
- * redactHeaders({ authorization: 'Bearer abc' }); // { authorization: '[FILTERED]' }
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc9110#section-11.6.2
- */
+/** Redacts sensitive header values (`Authorization`, `Proxy-Authorization`, `Cookie`, `Set-Cookie`). */
 export function redactHeaders(
   headers: Iterable<[string, string]> | Record<string, string>,
 ): Record<string, string> {
@@ -163,12 +117,6 @@ export function redactHeaders(
 /**
  * Replaces every occurrence of known secret values (client secret, tokens) in a text: the last line of
  * defence for debug lines.
- *
- * @example
- * ```ts
- * redactSecrets('x=abc', ['abc']); // 'x=[FILTERED]'
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-10.3
  */
 export function redactSecrets(text: string, secrets: ReadonlyArray<string | undefined>): string {
   let out = text;

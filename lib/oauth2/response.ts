@@ -72,14 +72,6 @@ const UNPARSED = Symbol('unparsed');
  * `parsed` is a {@link SnakyHash} (snake_case keys, readable under any spelling) for a JSON object or a
  * form body, the array for a JSON array, the body string otherwise; with `snaky: false` a plain object
  * with the provider's keys. Content types are matched by type only (parameters dropped).
- *
- * @example
- * ```ts
- * const response = await token.get('/api/user');
- * response.status; // 200
- * (response.parsed as { login: string }).login;
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-5.1
  */
 export class Response {
   /** The HTTP status code. */
@@ -114,15 +106,7 @@ export class Response {
     }
   }
 
-  /**
-   * Registers a parser for content types (the gem's `Response.register_parser`).
-   *
-   * @example
-   * ```ts
-   * Response.registerParser('xml', ['application/xml'], (body) => myXmlParse(body));
-   * ```
-   * @see https://www.rfc-editor.org/rfc/rfc9110#section-8.3
-   */
+  /** Registers a parser for content types (the gem's `Response.register_parser`). */
   static registerParser(name: string, contentTypes: string | readonly string[], parse: Parser): void {
     if (typeof name !== 'string' || name === '') throw new TypeError(`"name" must be a non-empty string`);
     if (typeof parse !== 'function') throw new TypeError(`"parse" must be a function`);

@@ -6,16 +6,7 @@ export type ValueExtension = (value: unknown) => unknown;
 /** An extension that acts on a whole hash (every object, nested ones included). */
 export type HashExtension = (hash: Record<string, unknown>) => Record<string, unknown>;
 
-/**
- * Converts a key to snake_case: `ABCWord` -> `abc_word`, `aB` -> `a_b`, `-` -> `_`, then lowercase.
- *
- * @example
- * ```ts
- * toSnakeCase('accessToken'); // 'access_token'
- * toSnakeCase('banana-butterCake'); // 'banana_butter_cake'
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-5.1
- */
+/** Converts a key to snake_case: `ABCWord` -> `abc_word`, `aB` -> `a_b`, `-` -> `_`, then lowercase. */
 export function toSnakeCase(key: string): string {
   return key
     .replace(/([A-Z\d]+)([A-Z][a-z])/g, '$1_$2')
@@ -105,18 +96,6 @@ export type SnakyHashClass = typeof SnakyHash;
  * converted too, and any spelling of a key reads the same value (`hash.accessToken` ===
  * `hash.access_token`). `dump`/`load` serialize through four extension registries; a subclass carries
  * its own registries.
- *
- * @example
- * ```ts
- * const h = new SnakyHash({ accessToken: 'x', ExpiresIn: 3600 });
- * Object.keys(h); // ['access_token', 'expires_in']
- * h.accessToken; // 'x'
- *
- * class MyHash extends SnakyHash {}
- * MyHash.dumpValueExtensions.add('upcase', (v) => (typeof v === 'string' ? v.toUpperCase() : v));
- * MyHash.dump({ a: 'b' }); // '{"a":"B"}'
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-5.1
  */
 export class SnakyHash {
   [key: string]: unknown;
@@ -153,14 +132,7 @@ export class SnakyHash {
     return registriesOf(this).loadHash;
   }
 
-  /**
-   * Serializes a hash to a JSON string, through this class's dump extensions.
-   *
-   * @example
-   * ```ts
-   * SnakyHash.dump({ a: 1 }); // '{"a":1}'
-   * ```
-   */
+  /** Serializes a hash to a JSON string, through this class's dump extensions. */
   static dump(obj: Record<string, unknown>): string {
     if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) {
       throw new TypeError(`"obj" must be an object`);
@@ -173,11 +145,6 @@ export class SnakyHash {
   /**
    * Reads a JSON string written by {@link SnakyHash.dump} into an instance of this class, through its load
    * extensions. An empty string gives an empty hash.
-   *
-   * @example
-   * ```ts
-   * SnakyHash.load('{"fooBar":1}').foo_bar; // 1
-   * ```
    */
   static load<T extends SnakyHash>(this: new (source?: Record<string, unknown>) => T, raw: string): T {
     if (typeof raw !== 'string') throw new TypeError(`"raw" must be a string`);

@@ -1,8 +1,4 @@
-/**
- * Shared types of the OAuth 2.0 client library.
- *
- * @see https://www.rfc-editor.org/rfc/rfc6749
- */
+/** Shared types of the OAuth 2.0 client library. */
 import type { JsonWebKey, KeyObject, webcrypto } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import type { AuthScheme, TokenModeName } from './constants.js';
@@ -12,15 +8,7 @@ import type { Params } from './url.js';
 
 export type { Params };
 
-/**
- * Where debug lines go: anything with an `info(message)` method (console, pino, powertools Logger).
- *
- * @example
- * ```ts
- * new Client('id', 'secret', { site, logger: { info: (line) => lines.push(line) } });
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-10.3
- */
+/** Where debug lines go: anything with an `info(message)` method (console, pino, powertools Logger). */
 export interface Logger {
   info(message: string): void;
 }
@@ -107,15 +95,7 @@ export interface ConnectionOptions {
 /** A key to sign a JWT with: a PEM string, a JWK, a CryptoKey, a KeyObject or (HS*) secret bytes. */
 export type SigningKey = string | JsonWebKey | webcrypto.CryptoKey | KeyObject | Uint8Array;
 
-/**
- * Options of {@link Client}; every default is in `ClientDefaults`.
- *
- * @example
- * ```ts
- * new Client('id', 'secret', { site: 'https://id.example.com', authScheme: 'request_body', raiseErrors: false });
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-2.3
- */
+/** Options of {@link Client}; every default is in `ClientDefaults`. */
 export interface ClientOptions {
   /** Base URL of the provider; it may contain a nested path. Default none (absolute URLs only). */
   site?: string;
@@ -169,15 +149,7 @@ export type ParseOption =
   | (string & {})
   | ((body: string) => unknown);
 
-/**
- * Options of one request through `Client#request` or an `AccessToken`.
- *
- * @example
- * ```ts
- * await token.get('api/repos', { params: { page: 2 }, headers: { accept: 'application/json' }, snaky: false });
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6750#section-2
- */
+/** Options of one request through `Client#request` or an `AccessToken`. */
 export interface RequestOptions {
   /** Query parameters, merged into the URL (sorted). */
   params?: Params;

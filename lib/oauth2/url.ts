@@ -2,8 +2,6 @@
  * URL building with Faraday's rules: the site gets a trailing `/`, a path without a leading `/` resolves
  * under the site's path, a leading `/` replaces it, an absolute URL wins; query parameters are sorted and
  * a space is written as `%20`.
- *
- * @see https://www.rfc-editor.org/rfc/rfc3986#section-5.2
  */
 
 /** Query or form parameters: a value may be repeated by giving an array. */
@@ -17,12 +15,6 @@ function hex(char: string): string {
 
 /**
  * Percent-encodes everything but RFC 3986 unreserved characters (`A-Z a-z 0-9 - . _ ~`); a space is `%20`.
- *
- * @example
- * ```ts
- * percentEncode('a b+c'); // 'a%20b%2Bc'
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc3986#section-2.3
  */
 export function percentEncode(value: string): string {
   return encodeURIComponent(value).replace(EXTRA_RESERVED, (c) => (c === '~' ? c : hex(c)));
@@ -31,12 +23,6 @@ export function percentEncode(value: string): string {
 /**
  * `application/x-www-form-urlencoded` encoding of one value as RFC 6749 Appendix B asks for client
  * credentials: a space becomes `+`, every other reserved character is percent-encoded.
- *
- * @example
- * ```ts
- * formEncode('a b+%:&'); // 'a+b%2B%25%3A%26'
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#appendix-B
  */
 export function formEncode(value: string): string {
   return encodeURIComponent(value)
@@ -67,12 +53,6 @@ function pairsOf(params: Params): Array<[string, string]> {
 /**
  * Encodes parameters as a query string or form body: keys sorted, arrays as repeated keys, `undefined` and
  * `null` left out.
- *
- * @example
- * ```ts
- * encodeParams({ scope: 'a b', client_id: 'x' }); // 'client_id=x&scope=a%20b'
- * ```
- * @see https://url.spec.whatwg.org/#application/x-www-form-urlencoded
  */
 export function encodeParams(params: Params): string {
   return pairsOf(params)
@@ -81,15 +61,7 @@ export function encodeParams(params: Params): string {
     .join('&');
 }
 
-/**
- * Defines an own, enumerable property (safe for keys such as `__proto__`).
- *
- * @example
- * ```ts
- * setOwn(obj, '__proto__', 1);
- * ```
- * @see https://tc39.es/ecma262/#sec-definepropertyorthrow
- */
+/** Defines an own, enumerable property (safe for keys such as `__proto__`). */
 export function setOwn(target: object, key: string, value: unknown): void {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
@@ -103,15 +75,7 @@ function decode(part: string): string {
   }
 }
 
-/**
- * Parses a query string or form body: string keys, no snake-casing, a repeated key becomes an array.
- *
- * @example
- * ```ts
- * parseQuery('a=1&b=2&a=3'); // { a: ['1', '3'], b: '2' }
- * ```
- * @see https://url.spec.whatwg.org/#urlencoded-parsing
- */
+/** Parses a query string or form body: string keys, no snake-casing, a repeated key becomes an array. */
 export function parseQuery(query: string): Record<string, string | string[]> {
   const result: Record<string, string | string[]> = {};
   const text = query.startsWith('?') || query.startsWith('#') ? query.slice(1) : query;
@@ -128,15 +92,7 @@ export function parseQuery(query: string): Record<string, string | string[]> {
   return result;
 }
 
-/**
- * Normalizes a `site`: it must be an absolute URL, and its path gets a trailing `/`.
- *
- * @example
- * ```ts
- * normalizeSite('https://example.com/api').href; // 'https://example.com/api/'
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc3986#section-5.2.3
- */
+/** Normalizes a `site`: it must be an absolute URL, and its path gets a trailing `/`. */
 export function normalizeSite(site: string): URL {
   let url: URL;
   try {
@@ -148,16 +104,7 @@ export function normalizeSite(site: string): URL {
   return url;
 }
 
-/**
- * Resolves `path` against `site` (Faraday's rules) and merges `params` into the query, sorted.
- *
- * @example
- * ```ts
- * buildUrl(normalizeSite('https://x.test/api/v1'), 'oauth/token'); // 'https://x.test/api/v1/oauth/token'
- * buildUrl(normalizeSite('https://x.test/api/v1'), '/oauth/token'); // 'https://x.test/oauth/token'
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc3986#section-5.2
- */
+/** Resolves `path` against `site` (Faraday's rules) and merges `params` into the query, sorted. */
 export function buildUrl(site: URL | undefined, path: string, params?: Params): string {
   let url: URL;
   try {

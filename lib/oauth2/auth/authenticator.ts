@@ -29,10 +29,6 @@ export interface Authenticated {
  * The `Authorization: Basic` value for a client id and secret. `'form'` encoding form-encodes both before
  * base64 as RFC 6749 §2.3.1 says; `'none'` is the gem's (and many providers') unencoded form.
  *
- * @example
- * ```ts
- * basicAuthHeader('id', 'a+b', 'form'); // 'Basic aWQ6YSUyQmI='
- * ```
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-2.3.1
  */
 export function basicAuthHeader(id: string, secret: string, encoding: 'form' | 'none' = 'form'): string {
@@ -49,11 +45,6 @@ export function basicAuthHeader(id: string, secret: string, encoding: 'form' | '
  * - `tls_client_auth`: `client_id` in the body; the certificate is on the connection.
  * - `private_key_jwt`: `client_id`, `client_assertion_type` and a signed `client_assertion`.
  *
- * @example
- * ```ts
- * const auth = new Authenticator({ id: 'id', secret: 's', scheme: 'request_body', ... });
- * await auth.apply({ grant_type: 'client_credentials' }, 'https://x.test/token');
- * ```
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-2.3
  * @see https://www.rfc-editor.org/rfc/rfc8705#section-2.1.1
  * @see https://www.rfc-editor.org/rfc/rfc7523#section-2.2

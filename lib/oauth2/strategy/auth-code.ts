@@ -8,13 +8,6 @@ import type { Params } from '../url.js';
  * The authorization code grant, with PKCE (S256) built in: give `code_verifier` to `authorizeUrl` to add
  * the challenge, and to `getToken` to send the verifier. No verifier is invented silently.
  *
- * @example
- * ```ts
- * const verifier = generateCodeVerifier();
- * const url = client.authCode.authorizeUrl({ redirect_uri, scope: 'openid', state, code_verifier: verifier });
- * // ... the user comes back with ?code=...
- * const token = await client.authCode.getToken(code, { redirect_uri, code_verifier: verifier });
- * ```
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.1
  * @see https://www.rfc-editor.org/rfc/rfc7636
  */

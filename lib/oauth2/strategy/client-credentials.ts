@@ -5,10 +5,6 @@ import { GrantTypes } from '../constants.js';
 /**
  * The client credentials grant, with extra params such as `scope` or RFC 8707's `resource`.
  *
- * @example
- * ```ts
- * const token = await client.clientCredentials.getToken({ resource: 'https://api.example.com' });
- * ```
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.4
  * @see https://www.rfc-editor.org/rfc/rfc8707#section-2
  */

@@ -6,12 +6,6 @@ import type { Params } from '../url.js';
  * callback's fragment: read it with `AccessToken.fromKvform(client, fragment)`. Omitted from OAuth 2.1;
  * prefer the authorization code grant with PKCE.
  *
- * @example
- * ```ts
- * const url = client.implicit.authorizeUrl({ redirect_uri: 'https://app.example/cb' });
- * // callback: https://app.example/cb#access_token=...&token_type=bearer
- * const token = AccessToken.fromKvform(client, new URL(callback).hash.slice(1));
- * ```
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.2
  */
 export class Implicit {

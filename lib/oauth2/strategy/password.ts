@@ -5,10 +5,6 @@ import { GrantTypes } from '../constants.js';
 /**
  * The resource owner password credentials grant. Omitted from OAuth 2.1: avoid it where you can.
  *
- * @example
- * ```ts
- * const token = await client.password.getToken('alice', 'correct horse', { scope: 'read' });
- * ```
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.3
  */
 export class Password {
