@@ -30,7 +30,7 @@ events.on('issues.opened', async ({ id, payload }) => {
   const response = await token.get(
     `${config.forgeApiUrl}/repos/${payload.repository.full_name}/issues/${issue.number}`,
   );
-  const { title } = (response.parsed ?? {}) as { title?: unknown };
+  const title = (response.parsed as { title?: unknown } | undefined)?.title;
   logger.info('forge api called', {
     delivery: id,
     status: response.status,
