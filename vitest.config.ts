@@ -14,6 +14,8 @@ export default defineConfig({
       reporter: ['text-summary', 'json-summary'],
       reportsDirectory: '.tmp/coverage',
       thresholds: { lines: 90, branches: 90 },
+      // Print the numbers also when a test failed (vitest's default is to skip the report then).
+      reportOnFailure: true,
     },
     // Three groups, one after the other, each with its own worker count.
     projects: [

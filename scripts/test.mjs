@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 
 const args = process.argv.slice(2);
 const root = new URL('..', import.meta.url).pathname;
@@ -14,6 +14,9 @@ const root = new URL('..', import.meta.url).pathname;
 const home = mkdtempSync(join(tmpdir(), 'forgebridge-home-'));
 const env = {
   ...process.env,
+  // As `npm test` does: the pinned Node 22 (the `node` dev dependency) and the local tools come first, also when
+  // this script itself was started with another `node`.
+  PATH: `${join(root, 'node_modules/.bin')}${delimiter}${process.env.PATH ?? ''}`,
   HOME: home,
   XDG_CONFIG_HOME: join(home, '.config'),
   XDG_DATA_HOME: join(home, '.local/share'),
