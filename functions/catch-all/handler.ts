@@ -10,13 +10,11 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { S3Client } from '@aws-sdk/client-s3';
 import middy from '@middy/core';
 import type { EventBridgeEvent } from 'aws-lambda';
-import { createSubscriber, type DeliveryDetail } from '../../lib/aws/index.js';
+import { createSubscriber, type DeliveryDetail, sdkTimeouts } from '../../lib/aws/index.js';
 import { createEventHandler } from '../../lib/webhooks/index.js';
 
 const logger = new Logger({ serviceName: 'forgebridge-subscriber' });
-const s3 = new S3Client({
-  requestHandler: { connectionTimeout: 1_000, requestTimeout: 5_000, throwOnRequestTimeout: true },
-});
+const s3 = new S3Client(sdkTimeouts());
 
 // A subscriber of your own registers its handlers here: `events.on('push', ({ payload }) => …)`.
 const events = createEventHandler();

@@ -16,21 +16,19 @@ import {
   EventPublisher,
   forgeWebhook,
   readIngestConfig,
+  sdkTimeouts,
   webhookErrors,
 } from '../../lib/aws/index.js';
 
 const config = readIngestConfig();
 const logger = new Logger({ serviceName: 'forgebridge-ingest' });
 
-// A stalled call fails within the forge's ~10 s instead of hanging until the Lambda timeout with the lock held.
-// A call that timed out may still have been carried out: the local stack raises the timeout for its busy bus.
-const timeouts = (requestTimeout: number) => ({
-  requestHandler: { connectionTimeout: 1_000, requestTimeout, throwOnRequestTimeout: true },
-});
-const quick = timeouts(config.requestTimeoutMs);
+// A stalled call fails within the forge's ~10 s instead of hanging until the Lambda timeout with the lock held;
+// the local stack raises the timeout for its busy bus.
+const quick = sdkTimeouts(config.requestTimeoutMs);
 // The publisher retries PutEvents itself, within its budget.
 const eventBridge = new EventBridgeClient({ ...quick, maxAttempts: 1 });
-const s3 = new S3Client(timeouts(Math.max(config.requestTimeoutMs, 5_000)));
+const s3 = new S3Client(sdkTimeouts(Math.max(config.requestTimeoutMs, 5_000)));
 const secrets = createSecretsProvider({ parameterName: config.secretParameter, ssm: new SSMClient(quick) });
 
 const publisher = new EventPublisher({ ...config.publisher, eventBridge, s3, logger });

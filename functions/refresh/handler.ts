@@ -15,13 +15,13 @@ import {
   type RefreshRun,
   readTokenConfig,
   refreshTokens,
+  sdkTimeouts,
   TokenRefreshError,
 } from '../../lib/aws/index.js';
 
 const logger = new Logger({ serviceName: 'forgebridge-refresh' });
-const requestHandler = { connectionTimeout: 1_000, requestTimeout: 5_000, throwOnRequestTimeout: true };
-const documentClient = DynamoDBDocumentClient.from(new DynamoDBClient({ requestHandler }));
-const ssm = new SSMClient({ requestHandler });
+const documentClient = DynamoDBDocumentClient.from(new DynamoDBClient(sdkTimeouts()));
+const ssm = new SSMClient(sdkTimeouts());
 const sources = createTokenSources(readTokenConfig(), { documentClient, ssm, logger });
 
 async function run(): Promise<RefreshRun> {

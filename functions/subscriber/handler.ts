@@ -12,14 +12,13 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import middy from '@middy/core';
-import { createSubscriber, createTokenSource, readForgeApiConfig } from '../../lib/aws/index.js';
+import { createSubscriber, createTokenSource, readForgeApiConfig, sdkTimeouts } from '../../lib/aws/index.js';
 import { createEventHandler } from '../../lib/webhooks/index.js';
 
 const logger = new Logger({ serviceName: 'forgebridge-subscriber' });
-const requestHandler = { connectionTimeout: 1_000, requestTimeout: 5_000, throwOnRequestTimeout: true };
-const s3 = new S3Client({ requestHandler });
-const documentClient = DynamoDBDocumentClient.from(new DynamoDBClient({ requestHandler }));
-const ssm = new SSMClient({ requestHandler });
+const s3 = new S3Client(sdkTimeouts());
+const documentClient = DynamoDBDocumentClient.from(new DynamoDBClient(sdkTimeouts()));
+const ssm = new SSMClient(sdkTimeouts());
 const config = readForgeApiConfig();
 const tokens = createTokenSource(config.client, { ...config, documentClient, ssm, logger });
 

@@ -1,6 +1,6 @@
 /**
  * Reading a function's configuration from its environment. Every variable is named in serverless.yml
- * (`provider.environment` and `functions.*.environment`) and documented in docs/serverless.md.
+ * (`provider.environment` and `functions.*.environment`) and documented in docs/configuration.md.
  */
 
 /** The environment the functions read; `process.env` unless a test passes its own. */
@@ -34,4 +34,18 @@ export function numberEnv(name: string, env: Env = process.env): number | undefi
     throw new TypeError(`environment variable "${name}" must be a positive number`);
   }
   return number;
+}
+
+/**
+ * SDK client options with socket timeouts: a stalled AWS call fails (and can be retried) within the caller's
+ * budget instead of hanging until the Lambda timeout. A call that timed out may still have been carried out.
+ */
+export function sdkTimeouts(requestTimeoutMs = 5_000) {
+  return {
+    requestHandler: {
+      connectionTimeout: 1_000,
+      requestTimeout: requestTimeoutMs,
+      throwOnRequestTimeout: true,
+    },
+  };
 }

@@ -12,7 +12,7 @@ export {
   ENTRY_TIME_BYTES,
   TokenTable,
 } from './constants.js';
-export { type Env, numberEnv, optionalEnv, requireEnv } from './env.js';
+export { type Env, numberEnv, optionalEnv, requireEnv, sdkTimeouts } from './env.js';
 export {
   AwsBridgeError,
   IngestError,

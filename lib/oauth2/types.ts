@@ -13,7 +13,7 @@ export interface Logger {
   info(message: string): void;
 }
 
-/** What the library passes to a custom `fetch` (undici's `dispatcher` only when one is configured). */
+/** What the library passes to a custom `fetch` (with the `dispatcher` when one is configured too). */
 export interface FetchInit {
   method: string;
   headers: Record<string, string>;
@@ -76,13 +76,13 @@ export interface ConnectionOptions {
   timeout?: number;
   /** Headers sent on every request (the caller's headers win). Default none. */
   headers?: Record<string, string>;
-  /** A custom fetch. Default: the global `fetch`, or undici's `request` when a dispatcher is needed. */
+  /** A custom fetch. Default: Node's `http`/`https` on the client's own keep-alive agent. */
   fetch?: FetchLike;
   /** An undici dispatcher (Agent, ProxyAgent, MockAgent, ...). Default none. */
   dispatcher?: Dispatcher;
   /** An HTTP(S) proxy URL, credentials in it (`http://user:pass@proxy:3128`), or `{ uri }`. Default none. */
   proxy?: string | { uri: string };
-  /** TLS client certificate and trust settings (undici Agent `connect` options). Default none. */
+  /** TLS client certificate and trust settings (Node `https` TLS options). Default none. */
   tls?: TlsOptions;
   /** Redirects followed per request; `Authorization` is dropped across origins. Default `5`. */
   maxRedirects?: number;

@@ -1,6 +1,6 @@
 /**
  * The token functions' configuration, read from the environment (every variable is named in serverless.yml and
- * documented in docs/serverless.md). A malformed value is a `TypeError` naming the variable, thrown at cold start.
+ * documented in docs/configuration.md). A malformed value is a `TypeError` naming the variable, thrown at cold start.
  */
 import { type Env, numberEnv, optionalEnv, requireEnv } from '../env.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { numberEnv, optionalEnv, requireEnv } from '../../../lib/aws/env.js';
+import { numberEnv, optionalEnv, requireEnv, sdkTimeouts } from '../../../lib/aws/env.js';
 
 describe('lib/aws/env', () => {
   it('requireEnv returns the value and names a missing or empty variable', () => {
@@ -21,5 +21,12 @@ describe('lib/aws/env', () => {
         new TypeError('environment variable "N" must be a positive number'),
       );
     }
+  });
+
+  it('sdkTimeouts gives SDK clients a 1 s connect and a request timeout that throws, 5 s by default', () => {
+    expect(sdkTimeouts()).toEqual({
+      requestHandler: { connectionTimeout: 1_000, requestTimeout: 5_000, throwOnRequestTimeout: true },
+    });
+    expect(sdkTimeouts(2_000).requestHandler.requestTimeout).toBe(2_000);
   });
 });
