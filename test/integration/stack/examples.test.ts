@@ -12,6 +12,17 @@ const posted = new Map<string, ExampleDelivery>();
 const redelivered: { id: string; statuses: number[] }[] = [];
 
 /**
+ * serverless-offline answers a Lambda timeout or crash with status 200 and its own error body, where API
+ * Gateway answers 502/504: read that as the gateway failure it stands for.
+ */
+function gatewayStatus(result: Posted): number {
+  const body = result.body as { errorType?: unknown } | null;
+  return typeof body === 'object' && body !== null && typeof body.errorType === 'string'
+    ? 504
+    : result.status;
+}
+
+/**
  * Posts like a forge: a delivery answered 5xx or 409 is redelivered with the same id until it is accepted
  * (202) or known (200 duplicate). Dedupe makes that safe; the assertions below prove it.
  */
@@ -19,8 +30,8 @@ async function deliver(example: ExampleDelivery): Promise<Posted> {
   const statuses: number[] = [];
   let result = await t.post(example.name, example.payload);
   const deadline = Date.now() + 90_000;
-  while ((result.status >= 500 || result.status === 409) && Date.now() < deadline) {
-    statuses.push(result.status);
+  while ((gatewayStatus(result) >= 500 || result.status === 409) && Date.now() < deadline) {
+    statuses.push(gatewayStatus(result));
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     result = await t.post(example.name, example.payload, { id: result.id });
   }
