@@ -15,6 +15,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyEventV2, Context } from 'aws-
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { sign } from '../../../lib/webhooks/index.js';
+import { lambdaContext } from '../aws/ingest/events.js';
 
 const dynamo = mockClient(DynamoDBClient);
 const events = mockClient(EventBridgeClient);
@@ -32,17 +33,7 @@ const BASE_ENV = {
   POWERTOOLS_LOG_LEVEL: 'SILENT',
 };
 
-const context = {
-  functionName: 'forgebridge-test-ingest',
-  functionVersion: '$LATEST',
-  invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:forgebridge-test-ingest',
-  memoryLimitInMB: '512',
-  awsRequestId: 'request-1',
-  logGroupName: '/aws/lambda/forgebridge-test-ingest',
-  logStreamName: 'stream',
-  callbackWaitsForEmptyEventLoop: true,
-  getRemainingTimeInMillis: () => 10_000,
-} as unknown as Context;
+const context = lambdaContext();
 
 type Handler = (event: unknown, context: Context) => Promise<{ statusCode: number; body: string }>;
 
