@@ -1,12 +1,5 @@
 /**
  * Defaults and fixed figures of the AWS-facing pieces. Every default is written once, here.
- *
- * @example
- * ```ts
- * import { AwsDefaults } from './constants.js';
- * AwsDefaults.source; // 'forge.webhooks'
- * ```
- * @see https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-putevent-size.html
  */
 export const AwsDefaults = {
   /** EventBridge `Source` of every published delivery. */
@@ -48,10 +41,6 @@ export const AwsDefaults = {
 /**
  * Bytes EventBridge adds to every entry for its `Time` field.
  *
- * @example
- * ```ts
- * eventEntrySize({ Source: 'a', DetailType: 'b', Detail: '{}' }); // 4 + ENTRY_TIME_BYTES
- * ```
  * @see https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-putevent-size.html
  */
 export const ENTRY_TIME_BYTES = 14;
@@ -66,12 +55,6 @@ export const DedupeTable = {
 
 /**
  * Attribute names of the token table. `infra/tables.ts` and serverless.yml declare the same.
- *
- * @example
- * ```ts
- * { [TokenTable.partitionKey]: 'forge#ci-bot#repo', token: accessToken.toHash(), version: 3 }
- * ```
- * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.CoreComponents.html
  */
 export const TokenTable = {
   /** Partition key (S): `provider#clientId#scope`. */

@@ -7,12 +7,6 @@ import { AwsErrorCodes } from './constants.js';
 
 /**
  * Base class of every error thrown by `lib/aws`.
- *
- * @example
- * ```ts
- * try { await publisher.publish(delivery); } catch (error) { if (error instanceof AwsBridgeError) error.code; }
- * ```
- * @see https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEvents.html
  */
 export class AwsBridgeError extends Error {
   override name = 'AwsBridgeError';
@@ -25,12 +19,6 @@ export class AwsBridgeError extends Error {
 
 /**
  * A delivery could not be put on the bus within the retry budget (or could not be stored for a claim check).
- *
- * @example
- * ```ts
- * catch (error) { if (error instanceof PublishError) return { statusCode: 503 }; }
- * ```
- * @see https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEventsResultEntry.html
  */
 export class PublishError extends AwsBridgeError {
   override name = 'PublishError';
@@ -51,12 +39,6 @@ export class PublishError extends AwsBridgeError {
 
 /**
  * A conditional write of the token store lost a race (another writer changed the version or holds the lease).
- *
- * @example
- * ```ts
- * catch (error) { if (error instanceof TokenStoreConflictError) token = await store.get(); }
- * ```
- * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html
  */
 export class TokenStoreConflictError extends AwsBridgeError {
   override name = 'TokenStoreConflictError';
@@ -68,12 +50,6 @@ export class TokenStoreConflictError extends AwsBridgeError {
 /**
  * The token store could not produce a token: the refresh failed, the stored item is unreadable, or
  * waiting for another refresher timed out. The `code` tells which.
- *
- * @example
- * ```ts
- * catch (error) { if (error instanceof TokenStoreError && error.code === 'refresh_failed') alert(); }
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-6
  */
 export class TokenStoreError extends AwsBridgeError {
   override name = 'TokenStoreError';
@@ -81,12 +57,6 @@ export class TokenStoreError extends AwsBridgeError {
 
 /**
  * The webhook secrets could not be loaded (parameter missing, empty, or SSM unreachable).
- *
- * @example
- * ```ts
- * catch (error) { if (error instanceof SecretsError) logger.error(error.code); }
- * ```
- * @see https://docs.aws.amazon.com/systems-manager/latest/userguide/systems-manager-parameter-store.html
  */
 export class SecretsError extends AwsBridgeError {
   override name = 'SecretsError';
@@ -94,12 +64,6 @@ export class SecretsError extends AwsBridgeError {
 
 /**
  * An EventBridge event could not be turned back into a delivery (bad shape, missing or altered S3 object).
- *
- * @example
- * ```ts
- * catch (error) { if (error instanceof ResolveDeliveryError && error.code === 'payload_integrity') throw error; }
- * ```
- * @see https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-events-structure.html
  */
 export class ResolveDeliveryError extends AwsBridgeError {
   override name = 'ResolveDeliveryError';
@@ -118,12 +82,6 @@ export class IngestError extends AwsBridgeError {
 
 /**
  * Whether an AWS SDK error is a failed DynamoDB condition check.
- *
- * @example
- * ```ts
- * catch (error) { if (isConditionalCheckFailed(error)) return 'duplicate'; }
- * ```
- * @see https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_PutItem.html#API_PutItem_Errors
  */
 export function isConditionalCheckFailed(error: unknown): boolean {
   return (

@@ -66,12 +66,6 @@ export interface DeliveryEntry {
 /**
  * The minimal logger the AWS pieces write to (powertools `Logger` and `console` both fit).
  * Nothing secret is ever passed to it.
- *
- * @example
- * ```ts
- * const logger: LoggerLike = new Logger({ serviceName: 'ingest' });
- * ```
- * @see https://docs.powertools.aws.dev/lambda/typescript/latest/core/logger/
  */
 export interface LoggerLike {
   info(message: string, ...extra: unknown[]): void;
@@ -81,12 +75,6 @@ export interface LoggerLike {
 
 /**
  * What the token store needs of a token: `AccessToken` from `lib/oauth2` fits.
- *
- * @example
- * ```ts
- * const token: TokenLike = await client.clientCredentials.getToken({ scope: 'repo' });
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-5.1
  */
 export interface TokenLike {
   readonly token: string;
@@ -98,12 +86,6 @@ export interface TokenLike {
 
 /**
  * Identifies one stored token: the DynamoDB partition key is `provider#clientId#scope`.
- *
- * @example
- * ```ts
- * const key: TokenKey = { provider: 'forge', clientId: 'ci-bot', scope: 'repo read:org' };
- * ```
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-3.3
  */
 export interface TokenKey {
   provider: string;
