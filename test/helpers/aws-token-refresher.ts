@@ -10,7 +10,8 @@
 import { createInterface } from 'node:readline';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { clientTarget, TokenStore } from '../../lib/aws/index.js';
+import { TokenStore } from '../../lib/aws/index.js';
+import { clientTarget } from '../../lib/aws/tokens/token-source.js';
 import type { AccessToken } from '../../lib/oauth2/index.js';
 import { localClientConfig } from '../../local-stack/dynamodb.js';
 

@@ -18,7 +18,7 @@ import {
   type MockInstance,
   vi,
 } from 'vitest';
-import { tokenPartitionKey } from '../../../lib/aws/index.js';
+import { tokenPartitionKey } from '../../../lib/aws/tokens/token-store.js';
 import {
   type AuthorizationServer,
   DEFAULT_CLIENT,

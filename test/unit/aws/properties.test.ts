@@ -1,14 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { resolveDelivery } from '../../../lib/aws/index.js';
+import { fromApiGatewayEvent } from '../../../lib/aws/ingest/api-gateway.js';
 import {
   buildEventEntry,
   detailTypeOf,
   eventEntrySize,
-  fromApiGatewayEvent,
-  parseSecretList,
-  resolveDelivery,
   routingFieldsOf,
-} from '../../../lib/aws/index.js';
+} from '../../../lib/aws/ingest/event-entry.js';
+import { parseSecretList } from '../../../lib/aws/secrets.js';
 
 describe('no input crashes the ingest', () => {
   it('fromApiGatewayEvent accepts any header map and body', () => {

@@ -1,14 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  AwsDefaults,
-  buildEventEntry,
-  ClaimCheck,
-  eventEntrySize,
-  resolveDelivery,
-  routingFieldsOf,
-} from '../../../../lib/aws/index.js';
+import { AwsDefaults, resolveDelivery } from '../../../../lib/aws/index.js';
+import { ClaimCheck } from '../../../../lib/aws/ingest/claim-check.js';
+import { buildEventEntry, eventEntrySize, routingFieldsOf } from '../../../../lib/aws/ingest/event-entry.js';
 import { type LocalS3, startS3 } from '../../../../local-stack/s3.js';
 
 let local: LocalS3;

@@ -3,14 +3,14 @@ import { createInterface } from 'node:readline';
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
-  clientTarget,
   createTokenSource,
   type OAuthClientConfig,
   refreshTokens,
   TokenStore,
   TokenStoreConflictError,
-  tokenPartitionKey,
 } from '../../../../lib/aws/index.js';
+import { clientTarget } from '../../../../lib/aws/tokens/token-source.js';
+import { tokenPartitionKey } from '../../../../lib/aws/tokens/token-store.js';
 import { AccessToken, Client } from '../../../../lib/oauth2/index.js';
 import {
   type AuthorizationServer,

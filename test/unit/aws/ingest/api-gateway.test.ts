@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyEventV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { fromApiGatewayEvent, isPayloadV2 } from '../../../../lib/aws/index.js';
+import { fromApiGatewayEvent, isPayloadV2 } from '../../../../lib/aws/ingest/api-gateway.js';
 
 function v2(overrides: Partial<APIGatewayProxyEventV2> = {}): APIGatewayProxyEventV2 {
   return {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ClaimCheck, claimCheckKey } from '../../../../lib/aws/index.js';
+import { ClaimCheck, claimCheckKey } from '../../../../lib/aws/ingest/claim-check.js';
 
 const s3Mock = mockClient(S3Client);
 beforeEach(() => s3Mock.reset());

@@ -5,7 +5,7 @@ import {
   detailTypeOf,
   eventEntrySize,
   routingFieldsOf,
-} from '../../../../lib/aws/index.js';
+} from '../../../../lib/aws/ingest/event-entry.js';
 
 const issuesOpened = {
   action: 'opened',

@@ -5,14 +5,14 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
-  clientTarget,
   createTokenSource,
   createTokenSources,
   type OAuthClientConfig,
   SecretsError,
   TokenStore,
-  tokenPartitionKey,
 } from '../../../../lib/aws/index.js';
+import { clientTarget } from '../../../../lib/aws/tokens/token-source.js';
+import { tokenPartitionKey } from '../../../../lib/aws/tokens/token-store.js';
 import { AccessToken } from '../../../../lib/oauth2/index.js';
 
 const SITE = 'https://auth.example.test';

@@ -8,8 +8,8 @@ import {
   TokenStoreConflictError,
   TokenStoreError,
   type TokenStoreOptions,
-  tokenPartitionKey,
 } from '../../../../lib/aws/index.js';
+import { tokenPartitionKey } from '../../../../lib/aws/tokens/token-store.js';
 
 const ddbMock = mockClient(DynamoDBDocumentClient);
 const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' }));
