@@ -51,6 +51,8 @@ export const DedupeTable = {
   partitionKey: 'pk',
   /** TTL attribute (N, epoch seconds): the record disappears 7 days after the delivery. */
   ttlAttribute: 'expiresAt',
+  /** Hash of the owner token of the attempt that wrote the in-progress record (S). */
+  ownerAttribute: 'owner',
 } as const;
 
 /**

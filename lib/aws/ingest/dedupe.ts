@@ -1,9 +1,13 @@
+import { randomBytes } from 'node:crypto';
 import {
   IdempotencyAlreadyInProgressError,
   IdempotencyConfig,
+  IdempotencyItemAlreadyExistsError,
+  IdempotencyRecordStatus,
   makeIdempotent,
 } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
+import type { IdempotencyRecord } from '@aws-lambda-powertools/idempotency/persistence';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Context } from 'aws-lambda';
 import { AwsDefaults, DedupeTable } from '../constants.js';
@@ -19,15 +23,21 @@ export interface DedupeOptions {
   ttlSeconds?: number | undefined;
   /** Lock length when the Lambda context gives no remaining time, in seconds. Default 30. */
   lockSeconds?: number | undefined;
-  /** The publish to run once per delivery id. */
+  /**
+   * The publish to run once per delivery id. Resolving `{ queued: true }` means the delivery was kept for the
+   * retrier instead of published; either way the record is completed.
+   */
   publish: (delivery: Delivery) => Promise<unknown>;
 }
 
 /** What {@link DedupedPublish} did with a delivery. */
 export type DedupeOutcome =
-  /** Published now; `recordError` is set when the bus took it but the done record could not be written. */
-  | { status: 'published'; recordError?: unknown }
-  /** Published before: nothing was sent. */
+  /**
+   * Published now (or queued for the retrier now); `recordError` is set when that succeeded but the done
+   * record could not be written.
+   */
+  | { status: 'published' | 'queued'; recordError?: unknown }
+  /** Published or queued before: nothing was sent. */
   | { status: 'duplicate' };
 
 /**
@@ -55,15 +65,60 @@ export class DedupePublishError extends Error {
   }
 }
 
+/** What Powertools hashes: the delivery id (the record's key) and the attempt's owner token. */
+interface DedupeKey {
+  id: string;
+  owner: string;
+}
+
 interface CallState {
-  published: boolean;
+  delivery: Delivery;
+  done?: 'published' | 'queued';
   publishError?: { error: unknown };
 }
 
 /**
+ * Powertools' DynamoDB persistence, with every in-progress record written under the owner token of the attempt
+ * that wrote it (Powertools' validation attribute, named `owner`). When the SDK retries its own conditional put
+ * whose reply was lost, the retry fails the condition on the record this very attempt wrote: that lock is the
+ * caller's, not another invocation's.
+ */
+class OwnedPersistenceLayer extends DynamoDBPersistenceLayer {
+  protected override async _putRecord(record: IdempotencyRecord): Promise<void> {
+    try {
+      await super._putRecord(record);
+    } catch (error) {
+      const existing = error instanceof IdempotencyItemAlreadyExistsError ? error.existingRecord : undefined;
+      if (
+        existing?.getStatus() === IdempotencyRecordStatus.INPROGRESS &&
+        existing.payloadHash !== undefined &&
+        existing.payloadHash === record.payloadHash
+      ) {
+        return;
+      }
+      throw error;
+    }
+  }
+
+  // The owner token is no payload check: a record is never compared with a redelivery's (other) token.
+  override processExistingRecord(stored: IdempotencyRecord): IdempotencyRecord {
+    return stored;
+  }
+
+  override async getRecord(data: Parameters<DynamoDBPersistenceLayer['getRecord']>[0]) {
+    return this._getRecord(this.getHashedIdempotencyKey(data));
+  }
+}
+
+function isQueued(result: unknown): boolean {
+  return typeof result === 'object' && result !== null && (result as { queued?: unknown }).queued === true;
+}
+
+/**
  * Wraps a publish in Powertools Idempotency (DynamoDB persistence), keyed by the delivery id: an in-progress
- * record (the lock) expires with the Lambda's remaining time, the publish runs only for the caller that
- * wrote it, a failed publish deletes it, and a successful one marks it completed for `ttlSeconds`.
+ * record (the lock, owned by the attempt that wrote it) expires with the Lambda's remaining time, the publish
+ * runs only for the caller that wrote it, a failed publish deletes it, and a successful (or queued) one marks
+ * it completed for `ttlSeconds`.
  */
 export function createDedupedPublish(options: DedupeOptions): DedupedPublish {
   if (options?.client === undefined) throw new TypeError('"client" is required');
@@ -77,26 +132,30 @@ export function createDedupedPublish(options: DedupeOptions): DedupedPublish {
 
   const config = new IdempotencyConfig({
     eventKeyJmesPath: 'id',
+    payloadValidationJmesPath: 'owner',
     throwOnNoIdempotencyKey: true,
     expiresAfterSeconds: ttlSeconds,
   });
-  const persistenceStore = new DynamoDBPersistenceLayer({
+  const persistenceStore = new OwnedPersistenceLayer({
     tableName: options.tableName,
     awsSdkV3Client: options.client,
     keyAttr: DedupeTable.partitionKey,
     expiryAttr: DedupeTable.ttlAttribute,
+    validationKeyAttr: DedupeTable.ownerAttribute,
   });
   const idempotentPublish = makeIdempotent(
-    async (delivery: Delivery, state: CallState) => {
+    async (_key: DedupeKey, state: CallState) => {
+      let result: unknown;
       try {
-        await publish(delivery);
+        result = await publish(state.delivery);
       } catch (error) {
         state.publishError = { error };
         throw error;
       }
-      state.published = true;
-      // Stored as the record's response; only its presence matters.
-      return { delivery: delivery.id };
+      const queued = isQueued(result);
+      state.done = queued ? 'queued' : 'published';
+      // Stored as the record's response: a redelivery is a duplicate either way.
+      return queued ? { delivery: state.delivery.id, queued: true } : { delivery: state.delivery.id };
     },
     { persistenceStore, config, keyPrefix: AwsDefaults.dedupeKeyPrefix, dataIndexArgument: 0 },
   );
@@ -107,11 +166,11 @@ export function createDedupedPublish(options: DedupeOptions): DedupedPublish {
     config.registerLambdaContext({
       getRemainingTimeInMillis: () => (typeof remaining === 'number' && remaining > 0 ? remaining : lockMs),
     } as Context);
-    const state: CallState = { published: false };
+    const state: CallState = { delivery };
     try {
-      await idempotentPublish(delivery, state);
+      await idempotentPublish({ id: delivery.id, owner: randomBytes(16).toString('base64url') }, state);
     } catch (error) {
-      if (state.published) return { status: 'published', recordError: error };
+      if (state.done !== undefined) return { status: state.done, recordError: error };
       if (state.publishError !== undefined) {
         const { error: publishError } = state.publishError;
         throw new DedupePublishError(publishError, error === publishError ? undefined : error);
@@ -121,6 +180,6 @@ export function createDedupedPublish(options: DedupeOptions): DedupedPublish {
       }
       throw error;
     }
-    return state.published ? { status: 'published' } : { status: 'duplicate' };
+    return state.done === undefined ? { status: 'duplicate' } : { status: state.done };
   };
 }
