@@ -96,10 +96,10 @@ describe('createDedupedPublish()', () => {
         data: { M: { delivery: { S: 'd-1' } } },
       },
     });
-    let published = 0;
-    const outcome = await dedupe({ publish: async () => void (published += 1) })(delivery, context);
+    const published: string[] = [];
+    const outcome = await dedupe({ publish: async (d) => void published.push(d.id) })(delivery, context);
     expect(outcome).toEqual({ status: 'duplicate' });
-    expect(published).toBe(0);
+    expect(published).toEqual([]);
   });
 
   it('completes a queued delivery as queued, and answers its redelivery as a duplicate', async () => {
