@@ -22,7 +22,7 @@ import type {
   ParseOption,
   RequestOptions,
 } from './types.js';
-import { buildUrl, encodeParams, normalizeSite, type Params } from './url.js';
+import { buildUrl, encodeParams, formEncode, normalizeSite, type Params, percentEncode } from './url.js';
 
 const CLIENT_OPTION_KEYS: ReadonlySet<string> = new Set([
   'site',
@@ -51,12 +51,17 @@ const CONNECTION_OPTION_KEYS: ReadonlySet<string> = new Set([
   'proxy',
   'tls',
   'maxRedirects',
+  'maxResponseBytes',
   'onRequest',
   'onResponse',
 ]);
 
 const AUTH_SCHEMES: ReadonlySet<string> = new Set(Object.values(AuthSchemes));
 const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
+const HTTP_PROTOCOLS: ReadonlySet<string> = new Set(['http:', 'https:']);
+/** Endpoint options that may hold an absolute URL; `redirectUri` is not one (a native app's may be `com.app:/cb`). */
+const ENDPOINT_OPTIONS = ['authorizeUrl', 'tokenUrl', 'revokeUrl'] as const;
+const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
 
 /** Params of {@link Client.getToken}: wire parameters plus a few reserved keys. */
 export interface TokenParams extends Params {
@@ -82,10 +87,25 @@ export interface ResolvedClientOptions {
   debug: boolean;
   timeout: number;
   maxRedirects: number;
+  maxResponseBytes: number;
 }
 
 function requireString(value: unknown, field: string): void {
   if (typeof value !== 'string' || value === '') throw new TypeError(`"${field}" must be a non-empty string`);
+}
+
+/** Throws unless `value` is an http: or https: URL (checked when it parses, or always with `absolute`). */
+function requireHttpUrl(value: string, field: string, absolute: boolean): void {
+  if (!absolute && !URL.canParse(value)) return;
+  if (!HTTP_PROTOCOLS.has(URL.canParse(value) ? new URL(value).protocol : '')) {
+    throw new TypeError(`"${field}" must be an http or https URL`);
+  }
+}
+
+function requireByteCount(value: unknown, field: string): void {
+  if (!Number.isSafeInteger(value) || (value as number) <= 0) {
+    throw new TypeError(`"${field}" must be a positive integer number of bytes`);
+  }
 }
 
 function validateOptions(options: ClientOptions): void {
@@ -102,6 +122,13 @@ function validateOptions(options: ClientOptions): void {
     'keyId',
   ] as const) {
     if (options[field] !== undefined) requireString(options[field], field);
+  }
+  // An unparseable site keeps its own message ("must be an absolute URL"); a parseable one must be http(s):
+  // `javascript:`, `ftp:` and `localhost:8080` (a scheme, to the URL parser) are refused here.
+  if (typeof options.site === 'string') requireHttpUrl(options.site, 'site', false);
+  for (const field of ENDPOINT_OPTIONS) {
+    const value = options[field];
+    if (value !== undefined && SCHEME.test(value)) requireHttpUrl(value, field, true);
   }
   if (options.authScheme !== undefined && !AUTH_SCHEMES.has(options.authScheme)) {
     throw new TypeError(`"authScheme" must be one of ${[...AUTH_SCHEMES].map((s) => `"${s}"`).join(', ')}`);
@@ -143,6 +170,9 @@ function validateConnection(connection: ConnectionOptions): void {
     (!Number.isInteger(connection.maxRedirects) || connection.maxRedirects < 0)
   ) {
     throw new TypeError(`"connection.maxRedirects" must be a non-negative integer`);
+  }
+  if (connection.maxResponseBytes !== undefined) {
+    requireByteCount(connection.maxResponseBytes, 'connection.maxResponseBytes');
   }
   for (const field of ['fetch', 'onRequest', 'onResponse'] as const) {
     if (connection[field] !== undefined && typeof connection[field] !== 'function') {
@@ -194,6 +224,42 @@ function encodeBody(
   headers['content-type'] ??= 'application/x-www-form-urlencoded';
   if (raw) return body;
   return body instanceof URLSearchParams ? body.toString() : encodeParams(body);
+}
+
+/** `redirect 302 to "https://other.example"`: the status and the target's origin only, never its path or query. */
+function redirectPhrase(status: number, location: string | null, base: string): string {
+  if (location === null) return `redirect ${status} without a location`;
+  const next = URL.canParse(location, base) ? new URL(location, base) : undefined;
+  if (next === undefined) return `redirect ${status} to an invalid location`;
+  return `redirect ${status} to "${HTTP_PROTOCOLS.has(next.protocol) ? next.origin : next.protocol}"`;
+}
+
+/** The 3xx answer as an {@link OAuth2Error}: thrown, or kept in `response.error` with `raiseErrors: false`. */
+function refuse(response: Response, message: string, raiseErrors: boolean): Response {
+  const error = new OAuth2Error(response, message);
+  if (raiseErrors) throw error;
+  response.error = error;
+  return response;
+}
+
+/** Whether a body carries one of the secrets, raw or in any encoding the library or a caller writes. */
+function carriesSecret(body: string | Uint8Array, secrets: ReadonlyArray<string | undefined>): boolean {
+  const text = typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
+  for (const secret of secrets) {
+    if (secret === undefined || secret === '') continue;
+    const forms = [secret, encodeURIComponent(secret), percentEncode(secret), formEncode(secret)];
+    forms.push(JSON.stringify(secret).slice(1, -1));
+    if (forms.some((form) => text.includes(form))) return true;
+  }
+  return false;
+}
+
+/** Removes the query parameters whose value is a secret: the token in query mode, under any `param_name`. */
+function dropSecretParams(url: URL, secrets: ReadonlyArray<string | undefined>): void {
+  if (url.search === '') return;
+  const known = new Set(secrets.filter((secret) => secret !== undefined && secret !== ''));
+  const found = [...url.searchParams].filter(([, value]) => known.has(value));
+  for (const [name, value] of found) url.searchParams.delete(name, value);
 }
 
 /**
@@ -250,6 +316,7 @@ export class Client {
       debug: options.debug ?? OAUTH_DEBUG,
       timeout,
       maxRedirects: this.#connection.maxRedirects ?? ClientDefaults.maxRedirects,
+      maxResponseBytes: this.#connection.maxResponseBytes ?? ClientDefaults.maxResponseBytes,
     });
     this.#transport = new Transport(this.#connection, timeout);
     this.#logger = options.logger ?? stdoutLogger;
@@ -347,9 +414,11 @@ export class Client {
 
   /**
    * Makes a request relative to `site` (or to an absolute URL) and returns the {@link Response}. Follows
-   * up to `connection.maxRedirects` redirects (301, 302, 303, 307, 308), dropping `Authorization` across
-   * origins; a status >= 400 throws {@link OAuth2Error} unless `raiseErrors` is false, in which case the
-   * response carries the error in `error`.
+   * up to `connection.maxRedirects` redirects (301, 302, 303, 307, 308) as browsers do: 303, and 301/302
+   * after a POST, become a GET without a body. A hop to another origin drops `Authorization` and any query
+   * parameter holding a token or secret, and a 307/308 whose body carries one is not followed there
+   * ({@link OAuth2Error}). A status >= 400 throws {@link OAuth2Error} unless `raiseErrors` is false, in
+   * which case the response carries the error in `error`.
    *
    * @example
    * ```ts
@@ -359,8 +428,14 @@ export class Client {
    * });
    * ```
    */
-  async request(verb: string, url: string, opts: RequestOptions = {}): Promise<Response> {
+  request(verb: string, url: string, opts: RequestOptions = {}): Promise<Response> {
+    return this.#request(verb, url, opts, true);
+  }
+
+  async #request(verb: string, url: string, opts: RequestOptions, follow: boolean): Promise<Response> {
     requireString(verb, 'verb');
+    if (opts.maxResponseBytes !== undefined) requireByteCount(opts.maxResponseBytes, 'maxResponseBytes');
+    const limit = opts.maxResponseBytes ?? this.options.maxResponseBytes;
     let method = verb.toUpperCase();
     let target = this.buildUrl(url, opts.params);
     const headers = {
@@ -386,7 +461,7 @@ export class Client {
       this.#debugLog?.request(request, secrets);
       let result: Awaited<ReturnType<Transport['send']>>;
       try {
-        result = await this.#transport.send(request);
+        result = await this.#transport.send(request, limit, secrets);
       } catch (error) {
         this.#debugLog?.failure(request, error as Error, secrets);
         throw error;
@@ -396,17 +471,44 @@ export class Client {
       if (this.#connection.onResponse) await this.#connection.onResponse(response);
       const { status } = response;
       if (REDIRECT_STATUSES.has(status)) {
-        if (redirects >= this.options.maxRedirects) return response;
         const location = response.headers.get('location');
+        if (!follow) {
+          // RFC 9700 §4.11: a token, revocation or introspection request carries client credentials or a
+          // grant secret in its body; it is never re-sent, as oauth4webapi does not follow them either.
+          return refuse(
+            response,
+            `${redirectPhrase(status, location, request.url)} not followed: a request carrying client credentials or a grant never follows a redirect`,
+            raiseErrors,
+          );
+        }
+        if (redirects >= this.options.maxRedirects) return response;
         if (location === null) {
           throw new OAuth2Error(response, `got ${status} status code, but no location header was present`);
         }
-        const next = new URL(location, request.url);
-        if (next.origin !== new URL(request.url).origin) delete headers.authorization;
-        if (status === 303) {
+        const next = URL.canParse(location, request.url) ? new URL(location, request.url) : undefined;
+        if (next === undefined || !HTTP_PROTOCOLS.has(next.protocol)) {
+          return refuse(
+            response,
+            `${redirectPhrase(status, location, request.url)} not followed: only http and https URLs are`,
+            raiseErrors,
+          );
+        }
+        if (status === 303 ? method !== 'HEAD' : status <= 302 && method === 'POST') {
           method = 'GET';
           body = undefined;
           delete headers['content-type'];
+          delete headers['content-length'];
+        }
+        if (next.origin !== new URL(request.url).origin) {
+          delete headers.authorization;
+          if (body !== undefined && carriesSecret(body, secrets)) {
+            return refuse(
+              response,
+              `${redirectPhrase(status, location, request.url)} not followed: the body carries a token or secret and the target is another origin`,
+              raiseErrors,
+            );
+          }
+          dropSecretParams(next, secrets);
         }
         target = next.href;
         continue;
@@ -469,14 +571,19 @@ export class Client {
     for (const [key, value] of Object.entries(auth.params)) {
       if (typeof value === 'string' && filtered.has(key.toLowerCase())) redact.push(value);
     }
-    return this.request('POST', url, {
-      body,
-      headers: mergedHeaders,
-      redact,
-      ...(parse === undefined ? {} : { parse }),
-      ...(snaky === undefined ? {} : { snaky }),
-      ...(snakyHashClass === undefined ? {} : { snakyHashClass }),
-    });
+    return this.#request(
+      'POST',
+      url,
+      {
+        body,
+        headers: mergedHeaders,
+        redact,
+        ...(parse === undefined ? {} : { parse }),
+        ...(snaky === undefined ? {} : { snaky }),
+        ...(snakyHashClass === undefined ? {} : { snakyHashClass }),
+      },
+      false,
+    );
   }
 
   /**

@@ -32,6 +32,8 @@ export const ClientDefaults = {
   /** Request timeout in milliseconds. */
   timeout: 10_000,
   maxRedirects: 5,
+  /** Largest response body read, in bytes (1 MiB). */
+  maxResponseBytes: 1_048_576,
   privateKeyAlg: 'RS256',
   /** Lifetime of a generated `client_assertion`, in seconds. */
   assertionLifetime: 300,

@@ -127,3 +127,21 @@ export class SigningError extends OAuth2BaseError {
     this.name = 'SigningError';
   }
 }
+
+/**
+ * A response was larger than `connection.maxResponseBytes` (`code` `'response_too_large'`): reading stopped
+ * at the limit and the connection was closed. `response` holds the status and headers, never the body.
+ */
+export class ResponseTooLargeError extends OAuth2Error {
+  override readonly code = 'response_too_large';
+  /** The limit in bytes that was exceeded. */
+  readonly limit: number;
+
+  constructor(response: Response, limit: number, message: string) {
+    super(response, message);
+    this.name = 'ResponseTooLargeError';
+    // The body was not kept: the message is exactly what the library says, with nothing appended.
+    this.message = message;
+    this.limit = limit;
+  }
+}

@@ -27,6 +27,8 @@ export interface FetchInit {
 export interface FetchResponseLike {
   status: number;
   headers: Headers;
+  /** The body stream: read chunk by chunk and cancelled past `maxResponseBytes` when there is one. */
+  body?: ReadableStream<Uint8Array> | null;
   text(): Promise<string>;
 }
 
@@ -84,8 +86,16 @@ export interface ConnectionOptions {
   proxy?: string | { uri: string };
   /** TLS client certificate and trust settings (Node `https` TLS options). Default none. */
   tls?: TlsOptions;
-  /** Redirects followed per request; `Authorization` is dropped across origins. Default `5`. */
+  /**
+   * Redirects followed per API request; a hop to another origin drops the token (header, query or body).
+   * Token, revocation and introspection requests never follow one. Default `5`.
+   */
   maxRedirects?: number;
+  /**
+   * Largest response body read, in bytes; past it reading stops, the connection is closed and
+   * `ResponseTooLargeError` is thrown. Default `1_048_576` (1 MiB).
+   */
+  maxResponseBytes?: number;
   /** Called (and awaited) before each hop is sent; it may change the request in place or return a new one. */
   onRequest?: (request: HttpRequest) => unknown;
   /** Called after each hop's response arrived, before status handling. */
@@ -168,8 +178,10 @@ export interface RequestOptions {
   snaky?: boolean;
   /** The hash class of parsed objects. Default {@link SnakyHash}. */
   snakyHashClass?: SnakyHashClass;
-  /** Extra values (tokens, secrets) to redact from debug output. */
+  /** Extra values (tokens, secrets) to redact from debug output and error messages. */
   redact?: ReadonlyArray<string | undefined>;
+  /** Overrides `connection.maxResponseBytes` for this request (an API call with a large answer). */
+  maxResponseBytes?: number;
 }
 
 /** The parsed body of a response. */

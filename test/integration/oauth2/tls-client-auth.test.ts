@@ -113,7 +113,9 @@ describe('tls_client_auth', () => {
     const error = await untrusting.clientCredentials.getToken().catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ConnectionError);
     expect(error).toMatchObject({ code: 'connection_failed' });
-    expect((error as Error).message).toBe(`request POST "${server.tokenEndpoint}" failed`);
+    expect((error as Error).message).toBe(
+      `request POST "${server.tokenEndpoint}" failed: TLS error (SELF_SIGNED_CERT_IN_CHAIN)`,
+    );
   });
 
   it('is refused with invalid_client without a client certificate', async () => {
