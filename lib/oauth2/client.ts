@@ -6,6 +6,7 @@ import { DebugLog, OAUTH_DEBUG, stdoutLogger } from './debug-log.js';
 import { discoverMetadata } from './discovery.js';
 import { OAuth2Error } from './errors.js';
 import { algorithmFor } from './jwt.js';
+import { rememberSecrets } from './redact.js';
 import { Response } from './response.js';
 import type { SnakyHashClass } from './snaky-hash.js';
 import { Assertion } from './strategy/assertion.js';
@@ -467,6 +468,7 @@ export class Client {
         throw error;
       }
       const response = new Response(result, responseOptions);
+      rememberSecrets(response, secrets);
       this.#debugLog?.response(response, secrets);
       if (this.#connection.onResponse) await this.#connection.onResponse(response);
       const { status } = response;

@@ -1,4 +1,4 @@
-import { redactBody } from './redact.js';
+import { redactBody, redactSecrets, redactText, secretsOf } from './redact.js';
 import type { Response } from './response.js';
 
 /** Base class of every error the OAuth 2.0 client library throws on purpose. */
@@ -38,14 +38,19 @@ export class OAuth2Error extends OAuth2BaseError {
   readonly response: Response;
 
   constructor(response: Response, message?: string) {
-    const { code, description } = errorFields(response.parsed);
+    const secrets = secretsOf(response);
+    const fields = errorFields(response.parsed);
+    const { code } = fields;
+    // A server may echo the client secret or a token back in its description: it never reaches a message.
+    const description =
+      fields.description === undefined ? undefined : redactSecrets(fields.description, secrets);
     const lines: string[] = [];
     if (message !== undefined) lines.push(message);
     else if (code !== undefined || description !== undefined) {
-      lines.push(`${code === undefined ? '' : `${code}: `}${description ?? ''}`);
+      lines.push(redactText(`${code === undefined ? '' : `${code}: `}${description ?? ''}`));
     }
     lines.push(redactBody(response.body, response.contentType));
-    super(lines.join('\n'), { code });
+    super(redactSecrets(lines.join('\n'), secrets), { code });
     this.name = 'OAuth2Error';
     this.description = description;
     this.response = response;

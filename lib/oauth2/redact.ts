@@ -5,14 +5,19 @@
  */
 import { config } from './configuration.js';
 import { FILTERED_HEADERS } from './constants.js';
-import { setOwn } from './url.js';
+import { toSnakeCase } from './snaky-hash.js';
+import { formEncode, percentEncode, setOwn } from './url.js';
 
 function filteredKeys(): Set<string> {
   return new Set(config.filteredDebugKeys.map((k) => k.toLowerCase()));
 }
 
+/**
+ * Whether a key is filtered under any spelling the library reads it in: `access_token`, `accessToken`,
+ * `AccessToken`, `access-token` and `Access Token` all name the filtered `access_token`.
+ */
 function isFiltered(key: string, keys: Set<string>): boolean {
-  return keys.has(key.toLowerCase());
+  return keys.has(key.toLowerCase()) || keys.has(toSnakeCase(key));
 }
 
 /** A deep copy of a JSON-like value with every filtered key's value replaced by the label. */
@@ -56,7 +61,8 @@ function escapeRegExp(text: string): string {
  */
 export function redactText(text: string, keys: Set<string> = filteredKeys()): string {
   if (keys.size === 0) return text;
-  const names = [...keys].map(escapeRegExp).join('|');
+  // `access_token` also matches `accessToken`, `access-token` and `access token` (case-insensitive).
+  const names = [...keys].map((key) => escapeRegExp(key).replace(/_/g, '[_ -]?')).join('|');
   const pattern = new RegExp(
     `((?:^|[^A-Za-z0-9_])(?:${names})["']?\\s*[:=]\\s*["']?)([^"'&\\s,;}\\][][^"'&\\s,;}\\]]*)`,
     'gi',
@@ -119,12 +125,39 @@ export function redactHeaders(
  * defence for debug lines.
  */
 export function redactSecrets(text: string, secrets: ReadonlyArray<string | undefined>): string {
-  let out = text;
+  const forms = new Set<string>();
   for (const secret of secrets) {
-    if (secret === undefined || secret.length < 4) continue;
-    out = out.split(secret).join(config.filteredLabel);
-    const encoded = encodeURIComponent(secret);
-    if (encoded !== secret) out = out.split(encoded).join(config.filteredLabel);
+    if (typeof secret !== 'string' || secret.length < 4) continue;
+    // Every way the library or a caller writes a value: raw, in a URL or form, inside a JSON string
+    // (a debug line of JSON headers or body), and inside a JSON string in JSON (a serialized message).
+    const json = JSON.stringify(secret).slice(1, -1);
+    for (const form of [
+      secret,
+      encodeURIComponent(secret),
+      percentEncode(secret),
+      formEncode(secret),
+      json,
+      JSON.stringify(json).slice(1, -1),
+    ]) {
+      forms.add(form);
+    }
+  }
+  let out = text;
+  // Longest first, so that a secret containing another one is replaced whole.
+  for (const form of [...forms].sort((a, b) => b.length - a.length)) {
+    if (out.includes(form)) out = out.split(form).join(config.filteredLabel);
   }
   return out;
+}
+
+const knownSecrets = new WeakMap<object, ReadonlyArray<string | undefined>>();
+
+/** Records the secrets of the request a response answers, for the messages of errors built from it. */
+export function rememberSecrets(response: object, secrets: ReadonlyArray<string | undefined>): void {
+  knownSecrets.set(response, secrets);
+}
+
+/** The secrets of the request a response answers (client secret, tokens, filtered params), or none. */
+export function secretsOf(response: object): ReadonlyArray<string | undefined> {
+  return knownSecrets.get(response) ?? [];
 }

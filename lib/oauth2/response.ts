@@ -1,6 +1,6 @@
 import { FORM_CONTENT_TYPES, JSON_CONTENT_TYPES } from './constants.js';
 import type { OAuth2Error } from './errors.js';
-import { redactBody, redactHeaders, redactUrl } from './redact.js';
+import { redactBody, redactHeaders, redactSecrets, redactUrl, secretsOf } from './redact.js';
 import { SnakyHash, type SnakyHashClass } from './snaky-hash.js';
 import type { ParsedBody, ParseOption } from './types.js';
 import { parseQuery } from './url.js';
@@ -151,11 +151,12 @@ export class Response {
 
   /** A redacted, serializable view: never a secret or token. */
   toJSON(): Record<string, unknown> {
+    const secrets = secretsOf(this);
     return {
       status: this.status,
-      url: this.url === undefined ? undefined : redactUrl(this.url),
-      headers: redactHeaders(this.headers),
-      body: redactBody(this.body, this.contentType),
+      url: this.url === undefined ? undefined : redactSecrets(redactUrl(this.url), secrets),
+      headers: JSON.parse(redactSecrets(JSON.stringify(redactHeaders(this.headers)), secrets)),
+      body: redactSecrets(redactBody(this.body, this.contentType), secrets),
       ...(this.error ? { error: { code: this.error.code, description: this.error.description } } : {}),
     };
   }

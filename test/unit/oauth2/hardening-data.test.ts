@@ -1,0 +1,124 @@
+import { inspect } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { AccessToken, Client, type Logger, OAuth2Error } from '../../../lib/oauth2/index.js';
+import { formEncode, percentEncode } from '../../../lib/oauth2/url.js';
+import { JSON_HEADERS, mockAgent, SITE } from './helpers.js';
+
+const agent = mockAgent();
+const pool = agent.get(SITE);
+afterEach(() => agent.assertNoPendingInterceptors());
+
+/** A secret with characters that every encoding (JSON, percent, form, URI) writes differently. */
+const SECRET = `cs(1)'x "q" y+z!`;
+
+function debugClient(lines: string[], options: ConstructorParameters<typeof Client>[2] = {}): Client {
+  const logger: Logger = { info: (m) => lines.push(m) };
+  return new Client('client-id', SECRET, {
+    site: SITE,
+    debug: true,
+    logger,
+    ...options,
+    connection: { dispatcher: agent },
+  });
+}
+
+/** Every way a value can be written into a log line or a message. */
+function spellings(value: string): string[] {
+  return [
+    value,
+    encodeURIComponent(value),
+    percentEncode(value),
+    formEncode(value),
+    JSON.stringify(value).slice(1, -1),
+    JSON.stringify(JSON.stringify(value)).slice(1, -1),
+  ];
+}
+
+function leaks(texts: string[], values: string[]): string[] {
+  const forms = values.flatMap(spellings);
+  return texts.filter((text) => forms.some((form) => text.includes(form)));
+}
+
+describe('item 2: every token spelling is redacted in debug output', () => {
+  it('redacts accessToken, refreshToken, idToken (and the other spellings fromHash reads) in a JSON token response', async () => {
+    const lines: string[] = [];
+    const values = ['at-camel-111111', 'rt-camel-222222', 'idt-camel-333333', 'at-pascal-444444'];
+    pool.intercept({ path: '/oauth/token', method: 'POST' }).reply(
+      200,
+      {
+        accessToken: values[0],
+        refreshToken: values[1],
+        idToken: values[2],
+        nested: { AccessToken: values[3] },
+        tokenType: 'Bearer',
+      },
+      JSON_HEADERS,
+    );
+    const token = await debugClient(lines).clientCredentials.getToken();
+    expect(token.token).toBe(values[0]);
+    expect(token.refreshToken).toBe(values[1]);
+    expect(lines.some((l) => l.startsWith('response body: '))).toBe(true);
+    expect(lines.join('\n')).toContain('Bearer');
+    expect(leaks(lines, values)).toEqual([]);
+  });
+
+  it('redacts camelCase and dashed token keys in a form token response and in a caller query', async () => {
+    const lines: string[] = [];
+    pool
+      .intercept({ path: '/oauth/token', method: 'POST' })
+      .reply(200, 'accessToken=at-form-555555&Refresh-Token=rt-form-666666&token_type=bearer', {
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+    const client = debugClient(lines);
+    await client.clientCredentials.getToken();
+    pool.intercept({ path: /^\/api\/echo/, method: 'GET' }).reply(200, 'ok');
+    await client.request('GET', '/api/echo', { params: { clientSecret: 'cs-param-777777' } });
+    expect(leaks(lines, ['at-form-555555', 'rt-form-666666', 'cs-param-777777'])).toEqual([]);
+  });
+});
+
+describe('item 2: a known secret or live token is redacted wherever it appears', () => {
+  it('in a header, a query under any name, a form body and a JSON body of the debug output', async () => {
+    const lines: string[] = [];
+    const client = debugClient(lines);
+    const token = new AccessToken(client, `at live'(1) "x"`, { mode: 'query', param_name: 'k' });
+    pool.intercept({ path: /^\/api\/a/, method: 'GET' }).reply(200, 'ok');
+    await token.get('/api/a', { headers: { 'x-echo': SECRET }, params: { other: SECRET } });
+    pool.intercept({ path: '/api/b', method: 'POST' }).reply(200, 'ok');
+    await client.request('POST', '/api/b', { body: `note=${formEncode(SECRET)}` });
+    pool.intercept({ path: '/api/c', method: 'POST' }).reply(200, { echoed: SECRET }, JSON_HEADERS);
+    await client.request('POST', '/api/c', {
+      body: { note: SECRET },
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(lines.filter((l) => l.startsWith('request')).length).toBeGreaterThanOrEqual(6);
+    expect(leaks(lines, [SECRET, token.token])).toEqual([]);
+  });
+
+  it('in an error_description the server echoes into OAuth2Error.message, description and toJSON', async () => {
+    const client = debugClient([]);
+    pool
+      .intercept({ path: '/oauth/token', method: 'POST' })
+      .reply(401, { error: 'invalid_client', error_description: `secret ${SECRET} is wrong` }, JSON_HEADERS);
+    const error = (await client.clientCredentials.getToken().catch((e: unknown) => e)) as OAuth2Error;
+    expect(error).toBeInstanceOf(OAuth2Error);
+    expect(error.code).toBe('invalid_client');
+    expect(error.message).toContain('invalid_client: secret [FILTERED] is wrong');
+    const live = new AccessToken(client, 'at-live-888888');
+    pool
+      .intercept({ path: '/api/me', method: 'GET' })
+      .reply(401, `token at-live-888888 expired`, { headers: { 'content-type': 'text/plain' } });
+    const apiError = (await live.get('/api/me').catch((e: unknown) => e)) as OAuth2Error;
+    expect(apiError.response.status).toBe(401);
+    const views = [error, apiError].flatMap((e) => [
+      e.message,
+      String(e.description),
+      JSON.stringify(e),
+      inspect(e, { depth: 5 }),
+      String(e.stack),
+      JSON.stringify(e.response),
+      inspect(e.response),
+    ]);
+    expect(leaks(views, [SECRET, 'at-live-888888'])).toEqual([]);
+  });
+});
