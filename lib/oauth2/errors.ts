@@ -1,4 +1,4 @@
-import { redactBody, redactSecrets, redactText, secretsOf } from './redact.js';
+import { bodyExcerpt, redactSecrets, redactText, secretsOf } from './redact.js';
 import type { Response } from './response.js';
 
 /** Base class of every error the OAuth 2.0 client library throws on purpose. */
@@ -27,7 +27,8 @@ function errorFields(parsed: unknown): { code?: string; description?: string } {
 /**
  * An error response from the provider (status 400 or higher), or a response the library cannot use.
  * `code` and `description` hold the body's `error` and `error_description`; `response` is always there.
- * The message is `"code: description"`, a newline, then the body with secrets and tokens redacted.
+ * The message is `"code: description"`, a newline, then an excerpt of the body (at most 200 characters,
+ * `…` when cut) with secrets and tokens redacted.
  *
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-5.2
  */
@@ -49,7 +50,7 @@ export class OAuth2Error extends OAuth2BaseError {
     else if (code !== undefined || description !== undefined) {
       lines.push(redactText(`${code === undefined ? '' : `${code}: `}${description ?? ''}`));
     }
-    lines.push(redactBody(response.body, response.contentType));
+    lines.push(bodyExcerpt(response.body, response.contentType, secrets));
     super(redactSecrets(lines.join('\n'), secrets), { code });
     this.name = 'OAuth2Error';
     this.description = description;

@@ -90,6 +90,28 @@ export function redactBody(body: string | undefined, contentType?: string): stri
   return redactText(body, keys);
 }
 
+/** The most characters (code points) of a body an error message quotes. */
+export const EXCERPT_CHARS = 200;
+/** Bodies longer than this are redacted as free text over their start only: a message never needs more. */
+const EXCERPT_WINDOW = 65_536;
+
+/**
+ * A short, redacted excerpt of a body for an error message: redacted (by key, and every known secret) and
+ * then cut to {@link EXCERPT_CHARS} code points, with `…` when cut. Redacting before cutting keeps a
+ * cut from leaving part of a secret or a key's value behind.
+ */
+export function bodyExcerpt(
+  body: string | undefined,
+  contentType: string | undefined,
+  secrets: ReadonlyArray<string | undefined> = [],
+): string {
+  if (body === undefined || body === '') return '';
+  const redacted =
+    body.length > EXCERPT_WINDOW ? redactText(body.slice(0, EXCERPT_WINDOW)) : redactBody(body, contentType);
+  const head = [...redactSecrets(redacted, secrets).slice(0, EXCERPT_CHARS * 2 + 1)];
+  return head.length > EXCERPT_CHARS ? `${head.slice(0, EXCERPT_CHARS).join('')}…` : head.join('');
+}
+
 /** Redacts a URL's userinfo password and the query values of filtered keys. */
 export function redactUrl(url: string): string {
   let text = url;

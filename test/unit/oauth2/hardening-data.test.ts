@@ -1,6 +1,6 @@
 import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AccessToken, Client, type Logger, OAuth2Error } from '../../../lib/oauth2/index.js';
+import { AccessToken, Client, type Logger, OAuth2Error, Response } from '../../../lib/oauth2/index.js';
 import { formEncode, percentEncode } from '../../../lib/oauth2/url.js';
 import { JSON_HEADERS, mockAgent, SITE } from './helpers.js';
 
@@ -120,5 +120,61 @@ describe('item 2: a known secret or live token is redacted wherever it appears',
       inspect(e.response),
     ]);
     expect(leaks(views, [SECRET, 'at-live-888888'])).toEqual([]);
+  });
+});
+
+describe('item 3: a body in a message is a short, redacted excerpt', () => {
+  const html = (size: number): string =>
+    `<!DOCTYPE html><html><body><p>password: hunter22-secret</p>${'<div>Internal error</div>'.repeat(size / 25)}</body></html>`;
+
+  it('a 30 MB HTML 500 page gives a message of a few hundred characters, ending with an ellipsis', () => {
+    const body = html(30 * 1024 * 1024);
+    const error = new OAuth2Error(
+      new Response({ status: 500, headers: { 'content-type': 'text/html' }, body }),
+    );
+    expect(body.length).toBeGreaterThan(30_000_000);
+    expect(error.message.length).toBeLessThanOrEqual(300);
+    expect(error.message.endsWith('…')).toBe(true);
+    expect(error.message).toContain('<!DOCTYPE html>');
+    expect(error.message).not.toContain('hunter22-secret');
+    expect(error.message).toContain('password: [FILTERED]');
+  });
+
+  it('through the client (with a raised maxResponseBytes) the rejection is short too', async () => {
+    const body = html(30 * 1024 * 1024);
+    pool
+      .intercept({ path: '/oauth/token', method: 'POST' })
+      .reply(500, body, { headers: { 'content-type': 'text/html' } });
+    const client = new Client('client-id', SECRET, {
+      site: SITE,
+      connection: { dispatcher: agent, maxResponseBytes: 64 * 1024 * 1024 },
+    });
+    const error = (await client.clientCredentials.getToken().catch((e: unknown) => e)) as OAuth2Error;
+    expect(error).toBeInstanceOf(OAuth2Error);
+    expect(error.response.body.length).toBe(body.length);
+    expect(error.message.length).toBeLessThanOrEqual(300);
+    expect(error.message.endsWith('…')).toBe(true);
+  });
+
+  it('cuts a long JSON error body after redacting it, and keeps a short body whole', () => {
+    const long = JSON.stringify({
+      error: 'invalid_request',
+      access_token: 'at-in-long-body-1',
+      detail: 'x'.repeat(5000),
+    });
+    const error = new OAuth2Error(new Response({ status: 400, headers: JSON_HEADERS.headers, body: long }));
+    const excerpt = error.message.split('\n')[1] ?? '';
+    expect([...excerpt].length).toBe(201);
+    expect(excerpt.endsWith('…')).toBe(true);
+    expect(excerpt.startsWith('{"error":"invalid_request","access_token":"[FILTERED]"')).toBe(true);
+    const short = '{"error":"invalid_grant"}';
+    const whole = new OAuth2Error(new Response({ status: 400, headers: JSON_HEADERS.headers, body: short }));
+    expect(whole.message).toBe(`invalid_grant: \n${short}`);
+  });
+
+  it('never splits a character: an excerpt of emoji is whole code points', () => {
+    const body = '😀'.repeat(500);
+    const error = new OAuth2Error(new Response({ status: 400, body }));
+    expect(error.message).toBe(`${'😀'.repeat(200)}…`);
   });
 });
