@@ -1,7 +1,7 @@
 import type { Client } from './client.js';
 import { config } from './configuration.js';
 import { GrantTypes, TOKEN_KEYS, type TokenModeName, TokenModes } from './constants.js';
-import { TokenError } from './errors.js';
+import { OAuth2Error, TokenError } from './errors.js';
 import { redactValue } from './redact.js';
 import type { Response } from './response.js';
 import { toSnakeCase } from './snaky-hash.js';
@@ -505,4 +505,43 @@ export class AccessToken {
   ): string {
     return `AccessToken ${inspect(this.toJSON(), options)}`;
   }
+}
+
+/**
+ * The token of a token response (what `Client#getToken` returns). Every failure caused by the server's
+ * answer is an {@link OAuth2Error} carrying the response: no object or an empty one, no token at all
+ * ({@link TokenError} `missing_token`, unless `raiseErrors` is false: then, as the gem does, a token with an
+ * empty string and a warning), or a field of the wrong type (`expires_in: "soon"`). A wrong field among
+ * the caller's own `accessTokenOptions` stays the caller's `TypeError`.
+ */
+export function tokenFromResponse(
+  client: Client,
+  response: Response,
+  accessTokenOptions: AccessTokenOptions,
+): AccessToken {
+  const parsed = response.parsed;
+  if (
+    parsed === null ||
+    typeof parsed !== 'object' ||
+    Array.isArray(parsed) ||
+    Object.keys(parsed).length === 0
+  ) {
+    throw new OAuth2Error(response, 'token response holds no token');
+  }
+  let token: AccessToken;
+  try {
+    token = AccessToken.fromHash(client, { ...parsed, ...accessTokenOptions });
+  } catch (error) {
+    if (error instanceof TokenError && error.response === undefined) {
+      throw new TokenError(error.code ?? 'missing_token', 'token response holds no token', response);
+    }
+    if (error instanceof TypeError) {
+      // The options alone, on a placeholder token: a TypeError there is the caller's, not the server's.
+      new AccessToken(client, 'placeholder', accessTokenOptions);
+      throw new OAuth2Error(response, `token response: ${error.message}`, { cause: error });
+    }
+    throw error;
+  }
+  token.response = response;
+  return token;
 }

@@ -1,4 +1,4 @@
-import { AccessToken, type AccessTokenOptions } from './access-token.js';
+import { type AccessToken, type AccessTokenOptions, tokenFromResponse } from './access-token.js';
 import { Authenticator } from './auth/authenticator.js';
 import { config } from './configuration.js';
 import { type AuthScheme, AuthSchemes, ClientDefaults, DEFAULT_HEADERS } from './constants.js';
@@ -529,8 +529,10 @@ export class Client {
   /**
    * Requests a token at the token endpoint with any grant's params (form-encoded, or JSON when the
    * `headers` say `Content-Type: application/json`), authenticating the client per `authScheme`, and
-   * builds an {@link AccessToken} from the response merged with `accessTokenOptions`. It rejects with
-   * {@link OAuth2Error} when the response holds no usable token (also with `raiseErrors: false`).
+   * builds an {@link AccessToken} from the response merged with `accessTokenOptions`. A response the token
+   * cannot be built from rejects with an {@link OAuth2Error} carrying it: no object (also with
+   * `raiseErrors: false`), a field of the wrong type, or no token (`TokenError`; with
+   * `raiseErrors: false` the gem's token with an empty string and a warning instead).
    *
    * @example
    * ```ts
@@ -540,18 +542,7 @@ export class Client {
   async getToken(params: TokenParams, accessTokenOptions: AccessTokenOptions = {}): Promise<AccessToken> {
     const response = await this.tokenRequest(this.tokenUrl(), params);
     if (response.error) throw response.error;
-    const parsed = response.parsed;
-    if (
-      parsed === null ||
-      typeof parsed !== 'object' ||
-      Array.isArray(parsed) ||
-      Object.keys(parsed).length === 0
-    ) {
-      throw new OAuth2Error(response, 'token response holds no token');
-    }
-    const token = AccessToken.fromHash(this, { ...parsed, ...accessTokenOptions });
-    token.response = response;
-    return token;
+    return tokenFromResponse(this, response, accessTokenOptions);
   }
 
   /** Sends an authenticated form POST to a token-endpoint-like URL (token, revocation). */

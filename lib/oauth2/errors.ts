@@ -26,32 +26,40 @@ function errorFields(parsed: unknown): { code?: string; description?: string } {
 
 /**
  * An error response from the provider (status 400 or higher), or a response the library cannot use.
- * `code` and `description` hold the body's `error` and `error_description`; `response` is always there.
- * The message is `"code: description"`, a newline, then an excerpt of the body (at most 200 characters,
- * `…` when cut) with secrets and tokens redacted.
+ * `code` and `description` hold the body's `error` and `error_description`; `response` is the response
+ * (always, except for a {@link TokenError} raised before any request). The message is `"code: description"`
+ * (after `server error <status>` for a 5xx), a newline, then an excerpt of the body (at most 200
+ * characters, `…` when cut); the client secret and the request's tokens are redacted from all of it.
  *
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-5.2
  */
-export class OAuth2Error extends OAuth2BaseError {
+export class OAuth2Error<R extends Response | undefined = Response> extends OAuth2BaseError {
   /** The `error_description` of a standard OAuth 2.0 error body. */
   readonly description: string | undefined;
   /** The response that caused the error. */
-  readonly response: Response;
+  readonly response: R;
 
-  constructor(response: Response, message?: string) {
-    const secrets = secretsOf(response);
-    const fields = errorFields(response.parsed);
-    const { code } = fields;
+  /**
+   * `message` replaces the `"code: description"` line; `options.code` replaces the body's `error` (a
+   * subclass's own code) and `options.cause` is the underlying error.
+   */
+  constructor(response: R, message?: string, options: { code?: string; cause?: unknown } = {}) {
+    const secrets = response === undefined ? [] : secretsOf(response);
+    const fields = response === undefined ? {} : errorFields(response.parsed);
+    const code = options.code ?? fields.code;
     // A server may echo the client secret or a token back in its description: it never reaches a message.
     const description =
       fields.description === undefined ? undefined : redactSecrets(fields.description, secrets);
     const lines: string[] = [];
     if (message !== undefined) lines.push(message);
-    else if (code !== undefined || description !== undefined) {
-      lines.push(redactText(`${code === undefined ? '' : `${code}: `}${description ?? ''}`));
+    else {
+      if (response !== undefined && response.status >= 500) lines.push(`server error ${response.status}`);
+      if (fields.code !== undefined || description !== undefined) {
+        lines.push(redactText(`${fields.code === undefined ? '' : `${fields.code}: `}${description ?? ''}`));
+      }
     }
-    lines.push(bodyExcerpt(response.body, response.contentType, secrets));
-    super(redactSecrets(lines.join('\n'), secrets), { code });
+    if (response !== undefined) lines.push(bodyExcerpt(response.body, response.contentType, secrets));
+    super(redactSecrets(lines.join('\n'), secrets), { code, cause: options.cause });
     this.name = 'OAuth2Error';
     this.description = description;
     this.response = response;
@@ -63,7 +71,7 @@ export class OAuth2Error extends OAuth2BaseError {
       name: this.name,
       code: this.code,
       description: this.description,
-      status: this.response.status,
+      status: this.response?.status,
       message: this.message,
     };
   }
@@ -96,15 +104,14 @@ export class TimeoutError extends OAuth2BaseError {
 /**
  * A token cannot be used as asked: no token at all (`'missing_token'`), no refresh token to refresh or
  * revoke with (`'missing_refresh_token'`), or an unknown token type hint (`'invalid_token_type_hint'`).
+ * An {@link OAuth2Error}: `response` is the token response when a server's answer held no usable token
+ * (`getToken`), and `undefined` when the error comes before any request (`refresh()` without a refresh
+ * token, `revoke()` without a token or with a bad hint, a token built by hand with no token).
  */
-export class TokenError extends OAuth2BaseError {
-  /** The token response this error was built from, when there was one. */
-  readonly response: Response | undefined;
-
+export class TokenError extends OAuth2Error<Response | undefined> {
   constructor(code: string, message: string, response?: Response) {
-    super(message, { code });
+    super(response, message, { code });
     this.name = 'TokenError';
-    this.response = response;
   }
 }
 

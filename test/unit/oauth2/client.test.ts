@@ -123,7 +123,7 @@ describe('Client#request()', () => {
     expect(r.status).toBe(500);
     expect(r.error).toBeInstanceOf(OAuth2Error);
     expect(r.error?.response).toBe(r);
-    expect(r.error?.message).toBe('boom');
+    expect(r.error?.message).toBe('server error 500\nboom');
     const perRequest = await mockClient(agent).request('GET', '/fail', { raiseErrors: false });
     expect(perRequest.error?.response.status).toBe(500);
   });

@@ -20,11 +20,11 @@ describe('OAuth2Error', () => {
     expect(error.response.status).toBe(400);
   });
 
-  it('uses only the body when it is not a standard error', () => {
+  it('uses only the body when it is not a standard error, after the status of a 5xx', () => {
     const error = new OAuth2Error(response(502, '<html>bad gateway</html>', 'text/html'));
     expect(error.code).toBeUndefined();
     expect(error.description).toBeUndefined();
-    expect(error.message).toBe('<html>bad gateway</html>');
+    expect(error.message).toBe('server error 502\n<html>bad gateway</html>');
   });
 
   it('writes "code: " with an empty description when only error is given', () => {
@@ -45,7 +45,7 @@ describe('OAuth2Error', () => {
     );
     expect(form.message).toBe('x: \nerror=x&refresh_token=[FILTERED]&state=ok');
     const text = new OAuth2Error(response(500, 'failed for password: hunter22 today', 'text/plain'));
-    expect(text.message).toBe('failed for password: [FILTERED] today');
+    expect(text.message).toBe('server error 500\nfailed for password: [FILTERED] today');
   });
 
   it('uses the configured filtered label and extra filtered keys', () => {

@@ -1,8 +1,15 @@
 import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AccessToken, Client, type Logger, OAuth2Error, Response } from '../../../lib/oauth2/index.js';
+import {
+  AccessToken,
+  Client,
+  type Logger,
+  OAuth2Error,
+  Response,
+  TokenError,
+} from '../../../lib/oauth2/index.js';
 import { formEncode, percentEncode } from '../../../lib/oauth2/url.js';
-import { JSON_HEADERS, mockAgent, SITE } from './helpers.js';
+import { JSON_HEADERS, mockAgent, mockClient, SITE } from './helpers.js';
 
 const agent = mockAgent();
 const pool = agent.get(SITE);
@@ -176,5 +183,88 @@ describe('item 3: a body in a message is a short, redacted excerpt', () => {
     const body = '😀'.repeat(500);
     const error = new OAuth2Error(new Response({ status: 400, body }));
     expect(error.message).toBe(`${'😀'.repeat(200)}…`);
+  });
+});
+
+describe('item 4: errors carry their response, and TokenError is an OAuth2Error', () => {
+  it('a 200 token response without a token rejects with a TokenError (an OAuth2Error) holding that response', async () => {
+    pool
+      .intercept({ path: '/oauth/token', method: 'POST' })
+      .reply(200, { scope: 'read', token_type: 'Bearer' }, JSON_HEADERS);
+    const error = (await mockClient(agent)
+      .getToken({ grant_type: 'client_credentials' })
+      .catch((e: unknown) => e)) as TokenError;
+    expect(error).toBeInstanceOf(OAuth2Error);
+    expect(error).toBeInstanceOf(TokenError);
+    expect(error.name).toBe('TokenError');
+    expect(error.code).toBe('missing_token');
+    expect(error.response?.status).toBe(200);
+    expect(error.response?.parsed).toMatchObject({ scope: 'read' });
+    expect(error.message.startsWith('token response holds no token\n{"scope":"read"')).toBe(true);
+  });
+
+  it('a non-numeric expires_in from the server is an OAuth2Error with the response, not a bare TypeError', async () => {
+    pool
+      .intercept({ path: '/oauth/token', method: 'POST' })
+      .reply(200, { access_token: 'at-1', expires_in: 'soon' }, JSON_HEADERS);
+    const error = (await mockClient(agent)
+      .getToken({ grant_type: 'client_credentials' })
+      .catch((e: unknown) => e)) as OAuth2Error;
+    expect(error).toBeInstanceOf(OAuth2Error);
+    expect(error.response.status).toBe(200);
+    expect(error.message).toContain('"expires_in" must be a number of seconds');
+    expect(error.message).not.toContain('at-1');
+    expect(error.cause).toBeInstanceOf(TypeError);
+  });
+
+  it("a bad field among the caller's own accessTokenOptions stays the caller's TypeError", async () => {
+    pool
+      .intercept({ path: '/oauth/token', method: 'POST' })
+      .reply(200, { access_token: 'at-1' }, JSON_HEADERS);
+    const error = await mockClient(agent)
+      .getToken({ grant_type: 'client_credentials' }, { expires_in: 'later' })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as Error).message).toBe('"expires_in" must be a number of seconds');
+  });
+
+  it('with raiseErrors: false a 200 without a token gives the gem’s token with an empty string', async () => {
+    pool.intercept({ path: '/oauth/token', method: 'POST' }).reply(200, { scope: 'read' }, JSON_HEADERS);
+    const token = await mockClient(agent, { raiseErrors: false }).getToken({ grant_type: 'x' });
+    expect(token.token).toBe('');
+    expect(token.params).toMatchObject({ scope: 'read' });
+    expect(token.response?.status).toBe(200);
+  });
+
+  it('a TokenError raised before any request has no response, and still is an OAuth2Error', async () => {
+    const client = mockClient(agent);
+    const refresh = await new AccessToken(client, 'at-1').refresh().catch((e: unknown) => e);
+    const revoke = await new AccessToken(client, '', { refresh_token: 'rt-1' })
+      .revoke({ token_type_hint: 'access_token' })
+      .catch((e: unknown) => e);
+    const hint = await new AccessToken(client, 'at-1')
+      .revoke({ token_type_hint: 'id_token' as 'access_token' })
+      .catch((e: unknown) => e);
+    const built = (() => {
+      try {
+        return new AccessToken(client, '');
+      } catch (e) {
+        return e;
+      }
+    })();
+    const errors = [refresh, revoke, hint, built] as TokenError[];
+    expect(errors.map((e) => e.code)).toEqual([
+      'missing_refresh_token',
+      'missing_token',
+      'invalid_token_type_hint',
+      'missing_token',
+    ]);
+    for (const error of errors) {
+      expect(error).toBeInstanceOf(OAuth2Error);
+      expect(error.name).toBe('TokenError');
+      expect(error.response).toBeUndefined();
+      expect(error.toJSON()).toMatchObject({ name: 'TokenError', status: undefined });
+    }
+    expect((refresh as Error).message).toBe('no "refresh_token" is available to refresh with');
   });
 });
