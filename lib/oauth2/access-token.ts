@@ -67,6 +67,9 @@ const CONSUMED = [
   ['mode', 'mode'],
 ] as const;
 
+/** Fields a token reads as one value: repeated in a form, they are an error, never joined. */
+const SINGLE_VALUED: readonly string[] = [...TOKEN_KEYS, ...CONSUMED.flat(), 'expires', 'token_type'];
+
 function now(): number {
   return Math.floor(Date.now() / 1000);
 }
@@ -215,7 +218,8 @@ export class AccessToken {
   /**
    * Builds a token from a hash: a token response or a `toHash()` result, snake_case or camelCase. The
    * token is the `token_name` field when set, else the first of `access_token`, `id_token`, `token`,
-   * `accessToken`, `idToken` (warning about extra ones unless `config.silenceExtraTokensWarning`).
+   * `accessToken`, `idToken` (warning about extra ones unless `config.silenceExtraTokensWarning`). A token
+   * that is not a string (object, number, array) is a `TypeError` naming its field.
    */
   static fromHash(client: Client, hash: Record<string, unknown>): AccessToken {
     if (hash === null || typeof hash !== 'object' || Array.isArray(hash)) {
@@ -251,13 +255,17 @@ export class AccessToken {
       token = fresh[key];
       delete fresh[key];
     }
-    if (token !== null && token !== undefined && typeof token !== 'string') token = String(token);
+    if (token !== null && token !== undefined && typeof token !== 'string') {
+      // Never coerced: an object would become "[object Object]", a repeated form key "a,b".
+      throw new TypeError(`"${key}" must be a string`);
+    }
     return new AccessToken(client, token as string | null | undefined, fresh);
   }
 
   /**
    * Builds a token from an `application/x-www-form-urlencoded` string (an implicit-grant callback
-   * fragment): string keys, no snake-casing, a repeated key becomes an array.
+   * fragment): string keys, no snake-casing, a repeated key becomes an array; a repeated token, expiry,
+   * `token_type` or other single-valued field is a `TypeError` naming it.
    *
    * @example
    * ```ts
@@ -266,7 +274,11 @@ export class AccessToken {
    */
   static fromKvform(client: Client, kvform: string): AccessToken {
     if (typeof kvform !== 'string') throw new TypeError(`"kvform" must be a string`);
-    return AccessToken.fromHash(client, parseQuery(kvform));
+    const hash = parseQuery(kvform);
+    for (const field of SINGLE_VALUED) {
+      if (Array.isArray(hash[field])) throw new TypeError(`"${field}" is repeated`);
+    }
+    return AccessToken.fromHash(client, hash);
   }
 
   /** The access token string. */

@@ -268,3 +268,67 @@ describe('item 4: errors carry their response, and TokenError is an OAuth2Error'
     expect((refresh as Error).message).toBe('no "refresh_token" is available to refresh with');
   });
 });
+
+describe('item 5: loose input is a TypeError naming the field', () => {
+  const client = (): Client => mockClient(agent);
+
+  it.each([
+    ['an object', { nested: 'x' }],
+    ['a number', 12345],
+    ['an array', ['a', 'b']],
+    ['a boolean', true],
+  ])('fromHash refuses %s as access_token', (_label, value) => {
+    expect(() => AccessToken.fromHash(client(), { access_token: value })).toThrow(
+      new TypeError('"access_token" must be a string'),
+    );
+  });
+
+  it('fromHash names the field it read the token from (idToken, a token_name)', () => {
+    expect(() => AccessToken.fromHash(client(), { idToken: { a: 1 } })).toThrow('"idToken" must be a string');
+    expect(() => AccessToken.fromHash(client(), { token_name: 'jwt', jwt: 7 })).toThrow(
+      '"jwt" must be a string',
+    );
+  });
+
+  it('fromKvform refuses a repeated token or expiry key instead of joining it to "a,b"', () => {
+    expect(() => AccessToken.fromKvform(client(), 'access_token=a&access_token=b')).toThrow(
+      new TypeError('"access_token" is repeated'),
+    );
+    expect(() => AccessToken.fromKvform(client(), 'access_token=a&expires_in=1&expires_in=2')).toThrow(
+      '"expires_in" is repeated',
+    );
+    const token = AccessToken.fromKvform(client(), 'access_token=a&scope=read&scope=write');
+    expect(token.token).toBe('a');
+    expect(token.params.scope).toEqual(['read', 'write']);
+  });
+
+  it('a form token response with a repeated access_token is an OAuth2Error with the response', async () => {
+    pool
+      .intercept({ path: '/oauth/token', method: 'POST' })
+      .reply(200, 'access_token=at-a1&access_token=at-b2', {
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+    const error = (await client()
+      .getToken({ grant_type: 'client_credentials' })
+      .catch((e: unknown) => e)) as OAuth2Error;
+    expect(error).toBeInstanceOf(OAuth2Error);
+    expect(error.response.status).toBe(200);
+    expect(error.message).toContain('"access_token" must be a string');
+    expect(error.message).not.toMatch(/at-a1|at-b2/);
+  });
+
+  it('a 5xx OAuth2Error message states the status', async () => {
+    pool
+      .intercept({ path: '/oauth/token', method: 'POST' })
+      .reply(503, '<html>maintenance</html>', { headers: { 'content-type': 'text/html' } });
+    const error = (await client()
+      .getToken({ grant_type: 'client_credentials' })
+      .catch((e: unknown) => e)) as OAuth2Error;
+    expect(error.message).toBe('server error 503\n<html>maintenance</html>');
+    const json = new OAuth2Error(
+      new Response({ status: 500, headers: JSON_HEADERS.headers, body: '{"error":"server_error"}' }),
+    );
+    expect(json.message).toBe('server error 500\nserver_error: \n{"error":"server_error"}');
+    expect(json.code).toBe('server_error');
+  });
+});
