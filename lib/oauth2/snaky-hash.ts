@@ -6,12 +6,20 @@ export type ValueExtension = (value: unknown) => unknown;
 /** An extension that acts on a whole hash (every object, nested ones included). */
 export type HashExtension = (hash: Record<string, unknown>) => Record<string, unknown>;
 
-/** Converts a key to snake_case: `ABCWord` -> `abc_word`, `aB` -> `a_b`, `-` -> `_`, then lowercase. */
+/**
+ * Converts a key to snake_case as the gem's SnakyHash does: trimmed, a space is `_`, `::` is `/`,
+ * `ABCWord` -> `abc_word`, `aB` -> `a_b`, `-` is `_`, runs of `_` become one, then lowercase
+ * (`first name` -> `first_name`, `foo__bar` -> `foo_bar`, `a::b` -> `a/b`).
+ */
 export function toSnakeCase(key: string): string {
   return key
+    .trim()
+    .replace(/ /g, '_')
+    .replace(/::/g, '/')
     .replace(/([A-Z\d]+)([A-Z][a-z])/g, '$1_$2')
     .replace(/([a-z\d])([A-Z])/g, '$1_$2')
     .replace(/-/g, '_')
+    .replace(/_{2,}/g, '_')
     .toLowerCase();
 }
 

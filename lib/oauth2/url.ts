@@ -37,11 +37,13 @@ function stringify(value: unknown): string {
   return JSON.stringify(value);
 }
 
-function pairsOf(params: Params): Array<[string, string]> {
-  const pairs: Array<[string, string]> = [];
+function pairsOf(params: Params): Array<[string, string | null]> {
+  const pairs: Array<[string, string | null]> = [];
   for (const [key, value] of Object.entries(params)) {
-    if (value === undefined || value === null) continue;
-    if (Array.isArray(value)) {
+    if (value === undefined) continue;
+    // `null` is the gem's `nil`: Faraday writes the bare key (`state`), as `parseQuery` reads it back.
+    if (value === null) pairs.push([key, null]);
+    else if (Array.isArray(value)) {
       for (const item of value) if (item !== undefined && item !== null) pairs.push([key, stringify(item)]);
     } else {
       pairs.push([key, stringify(value)]);
@@ -51,13 +53,13 @@ function pairsOf(params: Params): Array<[string, string]> {
 }
 
 /**
- * Encodes parameters as a query string or form body: keys sorted, arrays as repeated keys, `undefined` and
- * `null` left out.
+ * Encodes parameters as a query string or form body: keys sorted, arrays as repeated keys, `undefined`
+ * (and `null` inside an array) left out, a `null` value as its bare key (`state`), as Faraday writes `nil`.
  */
 export function encodeParams(params: Params): string {
   return pairsOf(params)
     .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
-    .map(([k, v]) => `${percentEncode(k)}=${percentEncode(v)}`)
+    .map(([k, v]) => (v === null ? percentEncode(k) : `${percentEncode(k)}=${percentEncode(v)}`))
     .join('&');
 }
 
@@ -75,15 +77,18 @@ function decode(part: string): string {
   }
 }
 
-/** Parses a query string or form body: string keys, no snake-casing, a repeated key becomes an array. */
-export function parseQuery(query: string): Record<string, string | string[]> {
-  const result: Record<string, string | string[]> = {};
+/**
+ * Parses a query string or form body as Rack does for the gem: string keys, no snake-casing, a repeated
+ * key becomes an array, a key without `=` is `null` (`flag&empty=` -> `{ flag: null, empty: '' }`).
+ */
+export function parseQuery(query: string): Record<string, string | null | Array<string | null>> {
+  const result: Record<string, string | null | Array<string | null>> = {};
   const text = query.startsWith('?') || query.startsWith('#') ? query.slice(1) : query;
   for (const part of text.split('&')) {
     if (part === '') continue;
     const eq = part.indexOf('=');
     const key = decode(eq === -1 ? part : part.slice(0, eq));
-    const value = eq === -1 ? '' : decode(part.slice(eq + 1));
+    const value = eq === -1 ? null : decode(part.slice(eq + 1));
     const existing = Object.hasOwn(result, key) ? result[key] : undefined;
     if (existing === undefined) setOwn(result, key, value);
     else if (Array.isArray(existing)) existing.push(value);

@@ -332,3 +332,41 @@ describe('item 5: loose input is a TypeError naming the field', () => {
     expect(json.code).toBe('server_error');
   });
 });
+
+describe('item 6: gem 2.0.25 interop details', () => {
+  it('writes state: null as a bare "state" in an authorize URL (Faraday writes a nil value as its bare key)', () => {
+    const client = mockClient(agent);
+    const url = client.authCode.authorizeUrl({ redirect_uri: 'https://app.test/cb', state: null });
+    expect(url).toBe(
+      `${SITE}/oauth/authorize?client_id=client-id&redirect_uri=https%3A%2F%2Fapp.test%2Fcb&response_type=code&state`,
+    );
+    expect(client.authorizeUrl({ state: undefined })).toBe(`${SITE}/oauth/authorize`);
+  });
+
+  it.each([
+    ['first name', 'first_name'],
+    ['foo__bar', 'foo_bar'],
+    ['  padded key  ', 'padded_key'],
+    ['a::b', 'a/b'],
+    ['Some::ClassName', 'some/class_name'],
+    ['a - b', 'a_b'],
+    ['accessToken', 'access_token'],
+  ])('snake-cases %j as the gem’s SnakyHash does: %j', (input, output) => {
+    const parsed = new Response({
+      status: 200,
+      headers: JSON_HEADERS.headers,
+      body: JSON.stringify({ [input]: 1 }),
+    }).parsed as Record<string, unknown>;
+    expect(Object.keys(parsed)).toEqual([output]);
+    expect(parsed[input]).toBe(1);
+  });
+
+  it('parses a form key without "=" to null, and an empty value to ""', () => {
+    const parsed = new Response({
+      status: 200,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'flag&empty=&x=1',
+    }).parsed as Record<string, unknown>;
+    expect({ ...parsed }).toEqual({ flag: null, empty: '', x: '1' });
+  });
+});

@@ -68,9 +68,9 @@ describe('URL resolution (Faraday rules)', () => {
 });
 
 describe('encodeParams() / parseQuery() / formEncode()', () => {
-  it('encodes reserved characters per RFC 3986 and skips undefined and null', () => {
+  it('encodes reserved characters per RFC 3986, skips undefined and writes null as the bare key', () => {
     expect(encodeParams({ b: "x!'()*~", a: 'é', c: undefined, d: null })).toBe(
-      'a=%C3%A9&b=x%21%27%28%29%2A~',
+      'a=%C3%A9&b=x%21%27%28%29%2A~&d',
     );
   });
 
@@ -79,7 +79,7 @@ describe('encodeParams() / parseQuery() / formEncode()', () => {
       accessToken: 'a',
       x: ['1', '2'],
       empty: '',
-      flag: '',
+      flag: null,
     });
   });
 
