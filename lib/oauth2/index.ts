@@ -29,6 +29,7 @@ export {
   DiscoveryError,
   OAuth2BaseError,
   OAuth2Error,
+  ResponseTooLargeError,
   SigningError,
   TimeoutError,
   TokenError,
