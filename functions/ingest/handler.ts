@@ -13,6 +13,7 @@ import httpJsonBodyParser from '@middy/http-json-body-parser';
 import {
   createIngest,
   createSecretsProvider,
+  DeliveryQueue,
   EventPublisher,
   forgeWebhook,
   readIngestConfig,
@@ -32,11 +33,16 @@ const s3 = new S3Client(sdkTimeouts(Math.max(config.requestTimeoutMs, 5_000)));
 const secrets = createSecretsProvider({ parameterName: config.secretParameter, ssm: new SSMClient(quick) });
 
 const publisher = new EventPublisher({ ...config.publisher, eventBridge, s3, logger });
-const run = createIngest({
-  publisher,
-  dedupe: { ...config.dedupe, client: new DynamoDBClient(quick) },
-  logger,
+const dynamodb = new DynamoDBClient(quick);
+// What the bus does not take in time is kept for the retrier (functions/redrive), large bodies in the bucket.
+const queue = new DeliveryQueue({
+  client: dynamodb,
+  tableName: config.dedupe.tableName,
+  ttlSeconds: config.dedupe.ttlSeconds,
+  s3,
+  bucket: config.publisher.bucket,
 });
+const run = createIngest({ publisher, dedupe: { ...config.dedupe, client: dynamodb }, queue, logger });
 
 export const handler = middy(run)
   .use(injectLambdaContext(logger))

@@ -36,6 +36,22 @@ export const AwsDefaults = {
   claimCheckPrefix: 'deliveries/',
   /** Longest delivery id accepted (DynamoDB and S3 keys stay well within their limits); visible ASCII only. */
   maxDeliveryIdLength: 256,
+  /** Largest raw body a queue record holds inline; a larger one goes to the claim-check bucket (items stop at 400 KB). */
+  queueInlineMaxBytes: 300 * 1024,
+  /** How long the retrier keeps trying a queued delivery before it is dead-lettered: 24 hours. */
+  queueMaxAgeSeconds: 24 * 60 * 60,
+  /** How long one retrier holds a queued delivery it is publishing (longer than a publish budget). */
+  queueLeaseSeconds: 60,
+  /** First wait after a failed retry; doubled per attempt. */
+  queueRetryBaseSeconds: 30,
+  /** Longest wait between two retries of a queued delivery: 15 minutes. */
+  queueRetryMaxSeconds: 15 * 60,
+  /** Most queued deliveries one retrier run takes. */
+  queueBatchSize: 100,
+  /** Queued deliveries one retrier run publishes at once. */
+  queueConcurrency: 4,
+  /** CloudWatch namespace of the retrier's metrics (embedded metric format). */
+  metricNamespace: 'forgebridge',
 } as const;
 
 /**
@@ -53,6 +69,20 @@ export const DedupeTable = {
   ttlAttribute: 'expiresAt',
   /** Hash of the owner token of the attempt that wrote the in-progress record (S). */
   ownerAttribute: 'owner',
+  /** Key prefix of a queue record (`queue#<delivery id>`): a delivery the bus did not take, kept for the retrier. */
+  queuePrefix: 'queue#',
+  /** Sparse index listing the queue records that wait for the retrier, by due time. */
+  queueIndex: 'queue-due',
+  /** Partition key of {@link DedupeTable.queueIndex} (S, always `due`); only waiting queue records carry it. */
+  queueAttribute: 'queue',
+  /** Sort key of {@link DedupeTable.queueIndex} (N, epoch ms): when the record may be tried (again). */
+  dueAttribute: 'dueAt',
+} as const;
+
+/** Names of the retrier's CloudWatch metrics. */
+export const QueueMetrics = {
+  /** A queued delivery given up after the maximum age (an alarm fires on it). */
+  deadLettered: 'DeadLetteredDeliveries',
 } as const;
 
 /**
@@ -96,7 +126,9 @@ export const AwsErrorCodes = {
   secretsMissing: 'secrets_missing',
   /** The secret store could not be read. */
   secretsUnavailable: 'secrets_unavailable',
-  /** The ingest could not take the delivery (secrets, DynamoDB or the bus failed): 503. */
+  /** A delivery the bus did not take could not be kept in the queue either. */
+  queueFailed: 'queue_failed',
+  /** The ingest could not take the delivery (secrets or DynamoDB failed, or neither the bus nor the queue took it): 503. */
   serviceUnavailable: 'service_unavailable',
   /** The delivery id is not 1 to 256 visible ASCII characters: 400. */
   invalidDeliveryId: 'invalid_delivery_id',

@@ -4,7 +4,7 @@
  * refresh. What handlers and users need; deeper paths are private (tests reach them directly).
  */
 
-export { AwsDefaults, type AwsErrorCode, AwsErrorCodes } from './constants.js';
+export { AwsDefaults, type AwsErrorCode, AwsErrorCodes, QueueMetrics } from './constants.js';
 export { type Env, numberEnv, optionalEnv, requireEnv, sdkTimeouts } from './env.js';
 export {
   AwsBridgeError,
@@ -15,7 +15,12 @@ export {
   TokenStoreConflictError,
   TokenStoreError,
 } from './errors.js';
-export { type IngestConfig, readIngestConfig } from './ingest/config.js';
+export {
+  type IngestConfig,
+  type RedriveConfig,
+  readIngestConfig,
+  readRedriveConfig,
+} from './ingest/config.js';
 export {
   createIngest,
   type IngestHandler,
@@ -32,6 +37,13 @@ export {
   webhookErrors,
 } from './ingest/middleware.js';
 export { EventPublisher, type EventPublisherOptions, type PublishResult } from './ingest/publisher.js';
+export {
+  DeliveryQueue,
+  type DeliveryQueueOptions,
+  type QueuedDelivery,
+  QueueError,
+} from './ingest/queue.js';
+export { type RedriveOptions, type RedriveReport, redriveQueue } from './ingest/redrive.js';
 export {
   type ResolveDeliveryDependencies,
   type ResolvedDelivery,

@@ -56,3 +56,38 @@ export function readIngestConfig(env: Env = process.env): IngestConfig {
     requestTimeoutMs: numberEnv('FORGEBRIDGE_AWS_REQUEST_TIMEOUT_MS', env) ?? 2_000,
   };
 }
+
+/** The retrier's configuration, as {@link readRedriveConfig} reads it from the environment. */
+export interface RedriveConfig {
+  /** The publisher, as the ingest's: the same variables. */
+  publisher: IngestConfig['publisher'];
+  /** The dedupe table holding the queue: `FORGEBRIDGE_DEDUPE_TABLE` (required). */
+  tableName: string;
+  /**
+   * `FORGEBRIDGE_QUEUE_MAX_AGE_SECONDS` (default 86400), `_QUEUE_LEASE_SECONDS` (60), `_QUEUE_BATCH_SIZE` (100),
+   * `_METRIC_NAMESPACE` (`forgebridge`).
+   */
+  queue: {
+    maxAgeSeconds: number | undefined;
+    leaseSeconds: number | undefined;
+    batchSize: number | undefined;
+    metricNamespace: string | undefined;
+  };
+  /** Socket timeout of the AWS calls in ms: `FORGEBRIDGE_AWS_REQUEST_TIMEOUT_MS`. Default 2000. */
+  requestTimeoutMs: number;
+}
+
+/** Reads the retrier's configuration; a `TypeError` naming the variable when one is missing or not a positive number. */
+export function readRedriveConfig(env: Env = process.env): RedriveConfig {
+  return {
+    publisher: readIngestConfig(env).publisher,
+    tableName: requireEnv('FORGEBRIDGE_DEDUPE_TABLE', env),
+    queue: {
+      maxAgeSeconds: numberEnv('FORGEBRIDGE_QUEUE_MAX_AGE_SECONDS', env),
+      leaseSeconds: numberEnv('FORGEBRIDGE_QUEUE_LEASE_SECONDS', env),
+      batchSize: numberEnv('FORGEBRIDGE_QUEUE_BATCH_SIZE', env),
+      metricNamespace: optionalEnv('FORGEBRIDGE_METRIC_NAMESPACE', env),
+    },
+    requestTimeoutMs: numberEnv('FORGEBRIDGE_AWS_REQUEST_TIMEOUT_MS', env) ?? 2_000,
+  };
+}

@@ -6,6 +6,7 @@ import { IngestError } from '../errors.js';
 import type { Delivery, IngestResponse, LoggerLike } from '../types.js';
 import { createDedupedPublish, DedupeInProgressError, DedupePublishError } from './dedupe.js';
 import type { ForgeWebhookEvent } from './middleware.js';
+import { DeliveryQueue, QueueError } from './queue.js';
 
 /** The publish operation the ingest needs ({@link EventPublisher} fits). */
 export interface PublisherLike {
@@ -23,6 +24,11 @@ export interface IngestOptions {
     ttlSeconds?: number | undefined;
     lockSeconds?: number | undefined;
   };
+  /**
+   * Where a delivery the bus did not take is kept for the retrier. Default: a {@link DeliveryQueue} on the
+   * dedupe table with the same client (bodies over 300 KB then need one given with a claim-check `bucket`).
+   */
+  queue?: Pick<DeliveryQueue, 'enqueue'> | undefined;
   /** Where outcomes are logged (delivery id, event name, error codes; never a secret or the payload). */
   logger?: LoggerLike | undefined;
 }
@@ -48,18 +54,55 @@ function errorCode(error: unknown): string {
   return 'unknown';
 }
 
+/** Neither the bus nor the queue took the delivery: `publishError` is the bus's failure, `cause` the queue's. */
+class NotKeptError extends Error {
+  override name = 'NotKeptError';
+  readonly publishError: unknown;
+  constructor(publishError: unknown, queueError: unknown) {
+    super('delivery neither published nor queued', { cause: queueError });
+    this.publishError = publishError;
+  }
+}
+
 /**
  * Builds the ingest's handler: it publishes a verified delivery once per delivery id (Powertools Idempotency,
- * recorded only after the bus accepted it) and answers 202 `{"delivery": id}`; a redelivery 200
- * `{"duplicate":true}` without publishing; 409 while another invocation holds it; 503 when it could not be
- * published (the lock released). A delivery on the bus whose done record failed is still answered 202.
- * Refusals are thrown as {@link IngestError} for `webhookErrors`.
+ * recorded only after the bus accepted it) and answers 202 `{"delivery": id}`. When the bus does not take it
+ * within the publish budget, it is kept in the queue for the retrier and answered 202
+ * `{"delivery": id, "queued": true}`. A redelivery is answered 200 `{"duplicate":true}` without publishing; 409
+ * while another invocation holds it; 503 only when neither the bus nor the queue took it (the lock released).
+ * A delivery on the bus (or queued) whose done record failed is still answered 202. Refusals are thrown as
+ * {@link IngestError} for `webhookErrors`.
  */
 export function createIngest(options: IngestOptions): IngestHandler {
   const { publisher, logger } = options;
   if (typeof publisher?.publish !== 'function')
     throw new TypeError('"publisher" must have a "publish" function');
-  const dedupedPublish = createDedupedPublish({ ...options.dedupe, publish: (d) => publisher.publish(d) });
+  const queue =
+    options.queue ??
+    new DeliveryQueue({
+      client: options.dedupe?.client,
+      tableName: options.dedupe?.tableName,
+      ttlSeconds: options.dedupe?.ttlSeconds,
+    });
+  if (typeof queue.enqueue !== 'function') throw new TypeError('"queue" must have an "enqueue" function');
+  const publishOrQueue = async (delivery: Delivery): Promise<unknown> => {
+    try {
+      return await publisher.publish(delivery);
+    } catch (publishError) {
+      try {
+        await queue.enqueue(delivery, publishError);
+      } catch (queueError) {
+        throw new NotKeptError(publishError, queueError);
+      }
+      logger?.warn('publish failed, delivery queued', {
+        delivery: delivery.id,
+        event: delivery.name,
+        errorCode: errorCode(publishError),
+      });
+      return { queued: true };
+    }
+  };
+  const dedupedPublish = createDedupedPublish({ ...options.dedupe, publish: publishOrQueue });
 
   return async (event, context) => {
     const { id, name } = event.webhook;
@@ -85,7 +128,19 @@ export function createIngest(options: IngestOptions): IngestHandler {
         });
       }
       if (error instanceof DedupePublishError) {
-        logger?.error('publish failed', { ...fields, errorCode: errorCode(error.cause) });
+        const notKept = error.cause instanceof NotKeptError ? error.cause : undefined;
+        logger?.error('publish failed', {
+          ...fields,
+          errorCode: errorCode(notKept?.publishError ?? error.cause),
+        });
+        if (notKept !== undefined) {
+          logger?.error('queue write failed', {
+            ...fields,
+            errorCode: errorCode(
+              notKept.cause instanceof QueueError ? (notKept.cause.cause ?? notKept.cause) : notKept.cause,
+            ),
+          });
+        }
         // The lock then lasts until it expires (the Lambda's remaining time); redeliveries get 409 until then.
         if (error.releaseError !== undefined) {
           logger?.error('dedupe release failed', { ...fields, errorCode: errorCode(error.releaseError) });
@@ -102,8 +157,13 @@ export function createIngest(options: IngestOptions): IngestHandler {
       return respond(200, { duplicate: true });
     }
     if (outcome.recordError !== undefined) {
-      // The delivery IS on the bus: answer 202. A redelivery after the lock expires may publish it again.
+      // The delivery IS on the bus (or queued): answer 202. A redelivery after the lock expires may publish it
+      // again (a second queue write finds the record and stops there).
       logger?.error('dedupe complete failed', { ...fields, errorCode: errorCode(outcome.recordError) });
+    }
+    if (outcome.status === 'queued') {
+      logger?.info('delivery queued', fields);
+      return respond(202, { delivery: id, queued: true });
     }
     logger?.info('delivery published', fields);
     return respond(202, { delivery: id });

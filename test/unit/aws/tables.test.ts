@@ -24,6 +24,7 @@ interface TableResource {
     KeySchema: { AttributeName: string; KeyType: string }[];
     AttributeDefinitions: { AttributeName: string; AttributeType: string }[];
     TimeToLiveSpecification?: { AttributeName: string; Enabled: boolean };
+    GlobalSecondaryIndexes?: unknown[];
   };
 }
 
@@ -36,9 +37,29 @@ function tablesYml(): Record<string, TableResource> {
 }
 
 describe('table definitions', () => {
-  it('create on-demand tables with one string partition key', () => {
+  it('create on-demand tables with one string partition key; the dedupe table with its sparse queue index', () => {
     expect(createTableInput(TableDefinitions.dedupe, 'dedupe')).toEqual({
       TableName: 'dedupe',
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [
+        { AttributeName: 'pk', AttributeType: 'S' },
+        { AttributeName: 'queue', AttributeType: 'S' },
+        { AttributeName: 'dueAt', AttributeType: 'N' },
+      ],
+      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: 'queue-due',
+          KeySchema: [
+            { AttributeName: 'queue', KeyType: 'HASH' },
+            { AttributeName: 'dueAt', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'KEYS_ONLY' },
+        },
+      ],
+    });
+    expect(createTableInput(TableDefinitions.tokens, 'tokens')).toEqual({
+      TableName: 'tokens',
       BillingMode: 'PAY_PER_REQUEST',
       AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
       KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
@@ -52,9 +73,9 @@ describe('table definitions', () => {
       expect(resource?.Properties.KeySchema).toEqual([
         { AttributeName: definition.partitionKey, KeyType: 'HASH' },
       ]);
-      expect(resource?.Properties.AttributeDefinitions).toEqual([
-        { AttributeName: definition.partitionKey, AttributeType: 'S' },
-      ]);
+      const input = createTableInput(definition, 'any');
+      expect(resource?.Properties.AttributeDefinitions).toEqual(input.AttributeDefinitions);
+      expect(resource?.Properties.GlobalSecondaryIndexes).toEqual(input.GlobalSecondaryIndexes);
       expect(resource?.Properties.TimeToLiveSpecification).toEqual({
         AttributeName: definition.ttlAttribute,
         Enabled: true,

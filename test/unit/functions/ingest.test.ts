@@ -10,6 +10,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -20,6 +21,8 @@ import { lambdaContext } from '../aws/ingest/events.js';
 const dynamo = mockClient(DynamoDBClient);
 const events = mockClient(EventBridgeClient);
 const ssm = mockClient(SSMClient);
+// The delivery queue writes through a DocumentClient on the ingest's DynamoDB client.
+const documents = mockClient(DynamoDBDocumentClient);
 
 const SECRET = 'unit-test-secret';
 const BASE_ENV = {
@@ -75,6 +78,8 @@ beforeEach(() => {
   dynamo.reset();
   events.reset();
   ssm.reset();
+  documents.reset();
+  documents.on(PutCommand).resolves({});
   dynamo.on(PutItemCommand).resolves({});
   dynamo.on(UpdateItemCommand).resolves({});
   dynamo.on(DeleteItemCommand).resolves({});
@@ -169,7 +174,7 @@ describe('functions/ingest handler', { timeout: 30_000 }, () => {
       expect(events.calls()).toHaveLength(0);
     });
 
-    it('answers 503 and releases the dedupe record when the bus keeps failing', async () => {
+    it('queues the delivery in the dedupe table and answers 202 queued when the bus keeps failing', async () => {
       const handler = await loadHandler({
         IS_OFFLINE: 'true',
         FORGEBRIDGE_WEBHOOK_SECRET: SECRET,
@@ -179,11 +184,31 @@ describe('functions/ingest handler', { timeout: 30_000 }, () => {
         .on(PutEventsCommand)
         .rejects(Object.assign(new Error('socket hang up'), { name: 'NetworkingError' }));
       const response = await handler(v2Event(), context);
+      expect(response.statusCode).toBe(202);
+      expect(JSON.parse(response.body)).toEqual({ delivery: 'delivery-1', queued: true });
+      expect(documents.commandCalls(PutCommand)[0]?.args[0].input).toMatchObject({
+        TableName: 'dedupe',
+        Item: { pk: 'queue#delivery-1', queue: 'due', delivery: 'delivery-1', lastError: 'publish_failed' },
+      });
+      expect(dynamo.commandCalls(DeleteItemCommand)).toHaveLength(0);
+      expect(dynamo.commandCalls(UpdateItemCommand)).toHaveLength(1);
+    });
+
+    it('answers 503 and releases the dedupe record when neither the bus nor the queue takes it', async () => {
+      const handler = await loadHandler({
+        IS_OFFLINE: 'true',
+        FORGEBRIDGE_WEBHOOK_SECRET: SECRET,
+        FORGEBRIDGE_PUBLISH_BUDGET_MS: '200',
+      });
+      events
+        .on(PutEventsCommand)
+        .rejects(Object.assign(new Error('socket hang up'), { name: 'NetworkingError' }));
+      documents.on(PutCommand).rejects(Object.assign(new Error('down'), { name: 'InternalServerError' }));
+      const response = await handler(v2Event(), context);
       expect(response.statusCode).toBe(503);
       expect(JSON.parse(response.body)).toEqual({
         error: { code: 'service_unavailable', message: 'delivery not accepted, retry later' },
       });
-      expect(events.commandCalls(PutEventsCommand).length).toBeGreaterThanOrEqual(1);
       expect(dynamo.commandCalls(DeleteItemCommand)).toHaveLength(1);
       expect(dynamo.commandCalls(UpdateItemCommand)).toHaveLength(0);
     });

@@ -9,7 +9,13 @@ import middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createIngest, EventPublisher, forgeWebhook, webhookErrors } from '../../../../lib/aws/index.js';
+import {
+  createIngest,
+  DeliveryQueue,
+  EventPublisher,
+  forgeWebhook,
+  webhookErrors,
+} from '../../../../lib/aws/index.js';
 import { createDedupedPublish } from '../../../../lib/aws/ingest/dedupe.js';
 import { signedDelivery, TEST_SECRET } from '../../../helpers/aws-delivery.js';
 import { useDynamoDbLocal } from '../../../helpers/aws-local.js';
@@ -70,14 +76,46 @@ async function item(tableName: string, id: string) {
 }
 
 describe('the ingest chain with DynamoDB Local and an unreachable bus', () => {
-  it('answers 503 when the bus stays down, and releases the lock so the redelivery is tried again', async () => {
+  it('queues the delivery when the bus stays down (202 queued) and answers its redelivery 200 duplicate', async () => {
     const { dedupe } = await ddb.tables();
     const started = Date.now();
     const answer = await post(dedupe, { id: 'd-down' });
-    expect(answer.statusCode).toBe(503);
+    expect(answer).toMatchObject({ statusCode: 202, body: '{"delivery":"d-down","queued":true}' });
     expect(Date.now() - started).toBeLessThan(5_000);
-    expect(await item(dedupe, 'd-down')).toBeUndefined();
-    expect((await post(dedupe, { id: 'd-down' })).statusCode).toBe(503);
+    expect(await item(dedupe, 'd-down')).toMatchObject({ status: 'COMPLETED' });
+    const { Item } = await ddb
+      .documentClient()
+      .send(new GetCommand({ TableName: dedupe, Key: { pk: 'queue#d-down' } }));
+    expect(Item).toMatchObject({
+      delivery: 'd-down',
+      event: 'issues',
+      queue: 'due',
+      lastError: 'publish_failed',
+    });
+    expect((await post(dedupe, { id: 'd-down' })).body).toBe('{"duplicate":true}');
+  });
+
+  it('answers 503 when the bus stays down and the queue write fails too, releasing the lock', async () => {
+    const { dedupe } = await ddb.tables();
+    // A queue on a table that does not exist: DynamoDB Local refuses the write for real.
+    const queue = new DeliveryQueue({ client: ddb.client(), tableName: 'no-such-table' });
+    const publisher = new EventPublisher({
+      eventBridge,
+      eventBusName: 'forge',
+      budgetMs: 300,
+      baseDelayMs: 20,
+    });
+    const handler = middy(
+      createIngest({ publisher, dedupe: { client: ddb.client(), tableName: dedupe }, queue }),
+    )
+      .use(forgeWebhook({ secret: TEST_SECRET }))
+      .use(httpJsonBodyParser())
+      .use(webhookErrors());
+    const { headers, body } = signedDelivery({ action: 'opened', issue: {} }, { id: 'd-lost' });
+    const event = { version: '2.0', headers, body, requestContext: { http: { method: 'POST' } } };
+    const answer = (await handler(event as never, context)) as { statusCode: number };
+    expect(answer.statusCode).toBe(503);
+    expect(await item(dedupe, 'd-lost')).toBeUndefined();
   });
 
   it('answers 200 {"duplicate":true} for a delivery already published, without trying the bus', async () => {

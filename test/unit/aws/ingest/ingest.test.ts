@@ -9,6 +9,7 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
@@ -25,6 +26,8 @@ import { invoke, lambdaContext, payload, recordingLogger, SECRET, v1Event, v2Eve
 
 const dynamo = mockClient(DynamoDBClient);
 const events = mockClient(EventBridgeClient);
+// The queue writes through a DocumentClient on the dedupe client.
+const documents = mockClient(DynamoDBDocumentClient);
 
 /** The dedupe key Powertools writes for a delivery id: fixed prefix, base64 MD5 of the JSON id. */
 const keyOf = (id: string) => `delivery#${createHash('md5').update(JSON.stringify(id)).digest('base64')}`;
@@ -74,6 +77,8 @@ beforeEach(() => {
   dynamo.reset();
   events.reset();
   dynamo.on(PutItemCommand).resolves({});
+  documents.reset();
+  documents.on(PutCommand).resolves({});
   dynamo.on(UpdateItemCommand).resolves({});
   dynamo.on(DeleteItemCommand).resolves({});
   events.on(PutEventsCommand).resolves({ FailedEntryCount: 0, Entries: [{ EventId: 'event-1' }] });
@@ -181,37 +186,104 @@ describe('createIngest()', () => {
     expect(dynamo.commandCalls(PutItemCommand)).toHaveLength(1);
   });
 
-  it('answers 503 and releases the lock when the bus keeps failing, so the redelivery is new', async () => {
+  it('queues the delivery when the bus keeps failing: 202 queued, the record completed, no release', async () => {
     events
       .on(PutEventsCommand)
       .resolves({ FailedEntryCount: 1, Entries: [{ ErrorCode: 'ThrottlingException' }] });
+    const order: string[] = [];
+    dynamo.on(PutItemCommand).callsFake(() => order.push('PutItem') && {});
+    documents.on(PutCommand).callsFake(() => order.push('Put queue') && {});
+    dynamo.on(UpdateItemCommand).callsFake(() => order.push('UpdateItem') && {});
+    const { handler, logger } = build();
+    const event = v2Event();
+    const sent = event.body;
+    const started = Date.now();
+    const answer = await invoke(handler, event);
+    expect(answer.statusCode).toBe(202);
+    expect(JSON.parse(answer.body)).toEqual({ delivery: 'delivery-1', queued: true });
+    expect(events.commandCalls(PutEventsCommand).length).toBeGreaterThan(1);
+    // Lock, queue record, then the dedupe record completed: a redelivery is a duplicate.
+    expect(order).toEqual(['PutItem', 'Put queue', 'UpdateItem']);
+    const queued = documents.commandCalls(PutCommand)[0]?.args[0].input;
+    expect(queued?.TableName).toBe('dedupe');
+    expect(queued?.ConditionExpression).toBe('attribute_not_exists(#pk)');
+    expect(queued?.Item).toMatchObject({
+      pk: 'queue#delivery-1',
+      queue: 'due',
+      delivery: 'delivery-1',
+      event: 'issues',
+      attempts: 0,
+      lastError: 'publish_failed',
+    });
+    expect(Buffer.from(queued?.Item?.body as Uint8Array).toString('utf8')).toBe(sent);
+    expect(queued?.Item?.dueAt).toBeGreaterThanOrEqual(started);
+    expect(queued?.Item?.expiresAt).toBeCloseTo(started / 1000 + 7 * 24 * 3600, -1);
+    const update = dynamo.commandCalls(UpdateItemCommand)[0]?.args[0].input;
+    expect(update?.ExpressionAttributeValues?.[':status']).toEqual({ S: 'COMPLETED' });
+    expect(JSON.stringify(update?.ExpressionAttributeValues)).toContain('queued');
+    expect(dynamo.commandCalls(DeleteItemCommand)).toHaveLength(0);
+    expect(logger.lines.map((line) => [line.level, line.message])).toEqual([
+      ['warn', 'publish failed, delivery queued'],
+      ['info', 'delivery queued'],
+    ]);
+    expect(logger.lines[0]?.fields).toEqual([
+      { delivery: 'delivery-1', event: 'issues', errorCode: 'publish_failed' },
+    ]);
+  });
+
+  it('answers 202 queued when the queue record is already there (a write retried after its lost reply)', async () => {
+    events.on(PutEventsCommand).rejects(Object.assign(new Error('down'), { name: 'InternalException' }));
+    documents
+      .on(PutCommand)
+      .rejects(
+        new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} }),
+      );
+    const { handler } = build();
+    const answer = await invoke(handler, v2Event());
+    expect(answer.statusCode).toBe(202);
+    expect(JSON.parse(answer.body)).toEqual({ delivery: 'delivery-1', queued: true });
+  });
+
+  it('answers 503 and releases the lock only when the queue write fails too, so the redelivery is new', async () => {
+    events
+      .on(PutEventsCommand)
+      .resolves({ FailedEntryCount: 1, Entries: [{ ErrorCode: 'ThrottlingException' }] });
+    documents.on(PutCommand).rejects(Object.assign(new Error('down'), { name: 'InternalServerError' }));
     const { handler, logger } = build();
     const answer = await invoke(handler, v2Event());
     expect(answer.statusCode).toBe(503);
     expect(JSON.parse(answer.body)).toEqual({
       error: { code: 'service_unavailable', message: 'delivery not accepted, retry later' },
     });
-    expect(events.commandCalls(PutEventsCommand).length).toBeGreaterThan(1);
     expect(dynamo.commandCalls(DeleteItemCommand)[0]?.args[0].input.Key).toEqual({
       pk: { S: keyOf('delivery-1') },
     });
     expect(dynamo.commandCalls(UpdateItemCommand)).toHaveLength(0);
-    expect(logger.lines[0]).toMatchObject({
-      level: 'error',
-      message: 'publish failed',
-      fields: [{ delivery: 'delivery-1', event: 'issues', errorCode: 'publish_failed' }],
-    });
+    expect(logger.lines.slice(0, 2)).toMatchObject([
+      {
+        level: 'error',
+        message: 'publish failed',
+        fields: [{ delivery: 'delivery-1', event: 'issues', errorCode: 'publish_failed' }],
+      },
+      {
+        level: 'error',
+        message: 'queue write failed',
+        fields: [{ delivery: 'delivery-1', event: 'issues', errorCode: 'InternalServerError' }],
+      },
+    ]);
   });
 
-  it('still answers 503 when releasing the lock fails too, and logs both', async () => {
+  it('still answers 503 when releasing the lock fails too, and logs all three', async () => {
     events
       .on(PutEventsCommand)
       .rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException' }));
+    documents.on(PutCommand).rejects(Object.assign(new Error('down'), { name: 'InternalServerError' }));
     dynamo.on(DeleteItemCommand).rejects(Object.assign(new Error('down'), { name: 'InternalServerError' }));
     const { handler, logger } = build();
     expect((await invoke(handler, v2Event())).statusCode).toBe(503);
     expect(logger.lines.map((line) => line.message)).toEqual([
       'publish failed',
+      'queue write failed',
       'dedupe release failed',
       'delivery failed',
     ]);

@@ -1,0 +1,295 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteCommand,
+  DynamoDBDocumentClient,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { AwsDefaults, AwsErrorCodes, DedupeTable } from '../constants.js';
+import { AwsBridgeError, isConditionalCheckFailed } from '../errors.js';
+import type { Delivery, PayloadRef } from '../types.js';
+import { ClaimCheck } from './claim-check.js';
+
+/** Options of {@link DeliveryQueue}. Defaults live in {@link AwsDefaults}. */
+export interface DeliveryQueueOptions {
+  /** DynamoDB client of the dedupe table (the queue records live beside the dedupe records). */
+  client: DynamoDBClient;
+  /** The dedupe table, with the sparse `queue-due` index (`infra/tables.yml`). */
+  tableName: string;
+  /** How long a queue record (a dead one included) lives, in seconds. Default 604800 (7 days, as the dedupe record). */
+  ttlSeconds?: number | undefined;
+  /** Largest raw body kept inline in the record. Default 307200 (300 KB). */
+  inlineMaxBytes?: number | undefined;
+  /** S3 client for bodies over `inlineMaxBytes` (the claim-check bucket). */
+  s3?: S3Client | undefined;
+  /** Claim-check bucket for bodies over `inlineMaxBytes`. */
+  bucket?: string | undefined;
+  /** Claim-check key prefix. Default `'deliveries/'`. */
+  claimCheckPrefix?: string | undefined;
+}
+
+/** A queue record, as the retrier leases it. */
+export interface QueuedDelivery {
+  /** The record's key: `queue#<delivery id>`. */
+  pk: string;
+  delivery: string;
+  event: string;
+  /** Epoch ms when the ingest queued it. */
+  queuedAt: number;
+  /** Failed retries so far. */
+  attempts: number;
+  /** The raw body, when it is inline. */
+  body?: Uint8Array;
+  /** Where the raw body is, when it was too large to keep inline. */
+  payloadRef?: PayloadRef;
+  /** The error code of the last failed publish. */
+  lastError?: string;
+  /** The lease token of the retrier holding it. */
+  leaseOwner?: string;
+}
+
+/** The queue could not keep a delivery (or could not give one back); `code` is `queue_failed`. */
+export class QueueError extends AwsBridgeError {
+  override name = 'QueueError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(AwsErrorCodes.queueFailed, message, options);
+  }
+}
+
+/** The error code of any error (its `code`, else its `name`), for records and log lines. */
+export function errorCode(error: unknown): string {
+  if (typeof error === 'object' && error !== null) {
+    if ('code' in error && typeof error.code === 'string') return error.code;
+    if ('name' in error && typeof error.name === 'string') return error.name;
+  }
+  return 'unknown';
+}
+
+const DUE = 'due';
+
+function positive(name: string, value: number): number {
+  if (!Number.isFinite(value) || value <= 0) throw new TypeError(`"${name}" must be a positive number`);
+  return value;
+}
+
+/**
+ * The durable queue of deliveries the bus did not take in time: one record per delivery in the dedupe table
+ * (`pk` = `queue#<id>`), holding the raw body inline or a claim-check reference. Waiting records carry the
+ * sparse index keys (`queue` = `due`, `dueAt`), so the retrier lists what is due with one Query and never scans.
+ */
+export class DeliveryQueue {
+  readonly #documents: DynamoDBDocumentClient;
+  readonly #tableName: string;
+  readonly #ttlSeconds: number;
+  readonly #inlineMaxBytes: number;
+  readonly #s3: S3Client | undefined;
+  readonly #claimCheck: ClaimCheck | undefined;
+
+  constructor(options: DeliveryQueueOptions) {
+    if (options?.client === undefined) throw new TypeError('"client" is required');
+    if (!options.tableName) throw new TypeError('"tableName" is required');
+    this.#documents = DynamoDBDocumentClient.from(options.client);
+    this.#tableName = options.tableName;
+    this.#ttlSeconds = positive('ttlSeconds', options.ttlSeconds ?? AwsDefaults.dedupeTtlSeconds);
+    this.#inlineMaxBytes = positive(
+      'inlineMaxBytes',
+      options.inlineMaxBytes ?? AwsDefaults.queueInlineMaxBytes,
+    );
+    this.#s3 = options.s3;
+    this.#claimCheck =
+      options.s3 !== undefined && options.bucket
+        ? new ClaimCheck({ s3: options.s3, bucket: options.bucket, prefix: options.claimCheckPrefix })
+        : undefined;
+  }
+
+  /**
+   * Keeps a delivery for the retrier, due at once. Resolves `'queued'`, or `'exists'` when a record for the id
+   * is already there (a redelivery after the dedupe record was lost, or the SDK's retry of this very write).
+   * Rejects with a {@link QueueError} when it could not be kept.
+   */
+  async enqueue(delivery: Delivery, failure?: unknown): Promise<'queued' | 'exists'> {
+    const now = Date.now();
+    const item: Record<string, unknown> = {
+      [DedupeTable.partitionKey]: `${DedupeTable.queuePrefix}${delivery.id}`,
+      [DedupeTable.queueAttribute]: DUE,
+      [DedupeTable.dueAttribute]: now,
+      delivery: delivery.id,
+      event: delivery.name,
+      queuedAt: now,
+      attempts: 0,
+      [DedupeTable.ttlAttribute]: Math.floor(now / 1000) + this.#ttlSeconds,
+    };
+    if (failure !== undefined) item.lastError = errorCode(failure);
+    const onBus = (failure as { onBus?: unknown } | undefined)?.onBus;
+    if (typeof onBus === 'string') item.onBus = onBus;
+    if (delivery.rawBody.byteLength <= this.#inlineMaxBytes) {
+      item.body = delivery.rawBody;
+    } else {
+      if (this.#claimCheck === undefined) {
+        throw new QueueError(
+          `body of ${delivery.rawBody.byteLength} bytes exceeds "inlineMaxBytes" and no claim-check "bucket" is configured`,
+        );
+      }
+      try {
+        // The same key as the publisher's own claim check of this delivery today: it is overwritten, not doubled.
+        item.payloadRef = await this.#claimCheck.store(delivery);
+      } catch (error) {
+        throw new QueueError('claim-check object could not be stored in "bucket"', { cause: error });
+      }
+    }
+    try {
+      await this.#documents.send(
+        new PutCommand({
+          TableName: this.#tableName,
+          Item: item,
+          ConditionExpression: 'attribute_not_exists(#pk)',
+          ExpressionAttributeNames: { '#pk': DedupeTable.partitionKey },
+        }),
+      );
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return 'exists';
+      throw new QueueError('delivery could not be queued', { cause: error });
+    }
+    return 'queued';
+  }
+
+  /** The keys of up to `limit` records due now, oldest due first (one Query on the sparse index). */
+  async due(limit: number): Promise<string[]> {
+    const { Items } = await this.#documents.send(
+      new QueryCommand({
+        TableName: this.#tableName,
+        IndexName: DedupeTable.queueIndex,
+        KeyConditionExpression: '#queue = :due AND #dueAt <= :now',
+        ExpressionAttributeNames: {
+          '#queue': DedupeTable.queueAttribute,
+          '#dueAt': DedupeTable.dueAttribute,
+        },
+        ExpressionAttributeValues: { ':due': DUE, ':now': Date.now() },
+        Limit: limit,
+      }),
+    );
+    return (Items ?? []).map((item) => String(item[DedupeTable.partitionKey]));
+  }
+
+  /**
+   * Takes a due record for `leaseMs`, by moving its due time past the lease with a conditional write: another
+   * retrier neither lists it nor wins the same write. Resolves `undefined` when it is no longer due (taken).
+   */
+  async lease(pk: string, leaseMs: number): Promise<QueuedDelivery | undefined> {
+    const now = Date.now();
+    try {
+      const { Attributes } = await this.#documents.send(
+        new UpdateCommand({
+          TableName: this.#tableName,
+          Key: { [DedupeTable.partitionKey]: pk },
+          UpdateExpression: 'SET #dueAt = :until, leaseOwner = :owner',
+          ConditionExpression: '#queue = :due AND #dueAt <= :now',
+          ExpressionAttributeNames: {
+            '#queue': DedupeTable.queueAttribute,
+            '#dueAt': DedupeTable.dueAttribute,
+          },
+          ExpressionAttributeValues: {
+            ':until': now + leaseMs,
+            ':owner': randomBytes(12).toString('base64url'),
+            ':due': DUE,
+            ':now': now,
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return Attributes as QueuedDelivery | undefined;
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return undefined;
+      throw error;
+    }
+  }
+
+  /** The delivery a leased record holds: its inline body, or the claim-check object checked against its digest. */
+  async load(record: QueuedDelivery): Promise<Delivery> {
+    let rawBody: Uint8Array;
+    if (record.body !== undefined) {
+      rawBody = record.body;
+    } else if (record.payloadRef !== undefined && this.#s3 !== undefined) {
+      const ref = record.payloadRef;
+      try {
+        const object = await this.#s3.send(new GetObjectCommand({ Bucket: ref.bucket, Key: ref.key }));
+        if (object.Body === undefined) throw new Error('empty body');
+        rawBody = await object.Body.transformToByteArray();
+      } catch (error) {
+        throw new QueueError(`claim-check object "${ref.key}" could not be read`, { cause: error });
+      }
+      const sha256 = createHash('sha256').update(rawBody).digest('hex');
+      if (rawBody.byteLength !== ref.bytes || sha256 !== ref.sha256) {
+        throw new QueueError(
+          `claim-check object "${ref.key}" does not match the queue record (bytes or sha256)`,
+        );
+      }
+    } else {
+      throw new QueueError('queue record has neither "body" nor a readable "payloadRef"');
+    }
+    let payload: unknown;
+    try {
+      payload = JSON.parse(Buffer.from(rawBody).toString('utf8'));
+    } catch (error) {
+      throw new QueueError('queued body is not json', { cause: error });
+    }
+    return { id: record.delivery, name: record.event, payload, rawBody };
+  }
+
+  /** Deletes a record once its delivery is on the bus. */
+  async remove(record: QueuedDelivery): Promise<void> {
+    await this.#documents.send(
+      new DeleteCommand({ TableName: this.#tableName, Key: { [DedupeTable.partitionKey]: record.pk } }),
+    );
+  }
+
+  /** Gives a leased record back, due again in `delayMs`, with one more failed attempt and its error code. */
+  async retryLater(record: QueuedDelivery, failure: unknown, delayMs: number): Promise<void> {
+    await this.#documents.send(
+      new UpdateCommand({
+        TableName: this.#tableName,
+        Key: { [DedupeTable.partitionKey]: record.pk },
+        UpdateExpression:
+          'SET #dueAt = :next, attempts = attempts + :one, lastError = :error REMOVE leaseOwner',
+        ConditionExpression: 'leaseOwner = :owner',
+        ExpressionAttributeNames: { '#dueAt': DedupeTable.dueAttribute },
+        ExpressionAttributeValues: {
+          ':next': Date.now() + delayMs,
+          ':one': 1,
+          ':error': errorCode(failure),
+          ':owner': record.leaseOwner,
+        },
+      }),
+    );
+  }
+
+  /**
+   * Dead-letters a leased record: it leaves the index (never tried again) and keeps `dead: true`, the reason
+   * and the body until its TTL.
+   */
+  async bury(record: QueuedDelivery, failure: unknown): Promise<void> {
+    await this.#documents.send(
+      new UpdateCommand({
+        TableName: this.#tableName,
+        Key: { [DedupeTable.partitionKey]: record.pk },
+        UpdateExpression:
+          'SET dead = :true, deadAt = :now, deadReason = :error, lastError = :error, attempts = attempts + :one REMOVE #queue, #dueAt, leaseOwner',
+        ConditionExpression: 'leaseOwner = :owner',
+        ExpressionAttributeNames: {
+          '#queue': DedupeTable.queueAttribute,
+          '#dueAt': DedupeTable.dueAttribute,
+        },
+        ExpressionAttributeValues: {
+          ':true': true,
+          ':now': Date.now(),
+          ':error': errorCode(failure),
+          ':one': 1,
+          ':owner': record.leaseOwner,
+        },
+      }),
+    );
+  }
+}
