@@ -1,0 +1,205 @@
+/**
+ * An HTTP proxy on 127.0.0.1 in front of DynamoDB Local for the fault-injection suite. It reads each request's
+ * operation (`X-Amz-Target`) and item key, counts requests per operation and writes per key, and injects faults
+ * on the write operations (PutItem, UpdateItem, DeleteItem by default): throttling (400
+ * `ProvisionedThroughputExceededException`, not forwarded), 500 `InternalServerError` (not forwarded), and lost
+ * replies (forwarded, carried out by DynamoDB Local, then the socket is destroyed). Faults are drawn from a seed,
+ * the key, the operation and its attempt number, so a run with the same seed injects the same faults.
+ */
+import { once } from 'node:events';
+import { Agent, createServer, type IncomingMessage, request, type ServerResponse } from 'node:http';
+import { Attempts, checkRate, draw } from './fault-eventbridge.js';
+
+/** Fault rates of the write operations, each from 0 to 1 (at most 1 together). */
+export interface TableFaults {
+  /** Answer 400 `ProvisionedThroughputExceededException` without forwarding. */
+  throttleRate?: number;
+  /** Answer 500 `InternalServerError` without forwarding. */
+  http500Rate?: number;
+  /** Forward, let DynamoDB Local carry it out, then destroy the socket. */
+  lostReplyRate?: number;
+  /** Operations the faults apply to. Default PutItem, UpdateItem, DeleteItem. */
+  operations?: readonly string[];
+}
+
+/** What the proxy saw. */
+export interface TableStats {
+  /** Requests per operation (`PutItem`, `Query`, ...), faulted ones included. */
+  operations: Record<string, number>;
+  /** Write requests (of the faulted operations) per partition key value. */
+  writesByKey: Map<string, number>;
+  throttled: number;
+  http500: number;
+  lostReplies: number;
+}
+
+/** A running fault-injecting DynamoDB proxy. */
+export interface FaultDynamoDb {
+  /** `http://127.0.0.1:<port>`: the endpoint to give the clients under test. */
+  readonly url: string;
+  readonly stats: TableStats;
+  /** Write requests of the faulted operations, in total. */
+  writes(): number;
+  setFaults(faults: TableFaults): void;
+  /** Forgets the counters and attempt numbers (the faults stay). */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+const WRITES = ['PutItem', 'UpdateItem', 'DeleteItem'] as const;
+
+function emptyStats(): TableStats {
+  return { operations: {}, writesByKey: new Map(), throttled: 0, http500: 0, lostReplies: 0 };
+}
+
+/** The partition key value of a single-item request (`Item.pk.S` or `Key.pk.S`). */
+function keyOf(raw: Buffer, partitionKey: string): string | undefined {
+  try {
+    const body = JSON.parse(raw.toString('utf8')) as Record<string, Record<string, { S?: unknown }>>;
+    const value = (body.Item ?? body.Key)?.[partitionKey]?.S;
+    return typeof value === 'string' ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function fail(res: ServerResponse, status: number, type: string, message: string): void {
+  const text = JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${type}`, message });
+  res.writeHead(status, {
+    'content-type': 'application/x-amz-json-1.0',
+    'content-length': String(Buffer.byteLength(text)),
+  });
+  res.end(text);
+}
+
+/**
+ * Starts the proxy in front of `target` (DynamoDB Local's endpoint). Faults default to none.
+ *
+ * @example
+ * ```ts
+ * const table = await startFaultDynamoDb({ target: ddb.endpoint, faults: { lostReplyRate: 0.05 } });
+ * process.env.AWS_ENDPOINT_URL_DYNAMODB = table.url;
+ * ```
+ */
+export async function startFaultDynamoDb(options: {
+  target: string;
+  seed?: number;
+  faults?: TableFaults;
+  /** Partition key attribute whose value keys the draws and the per-key counts. Default `pk`. */
+  partitionKey?: string;
+}): Promise<FaultDynamoDb> {
+  const target = new URL(options.target);
+  const seed = options.seed ?? 1;
+  const partitionKey = options.partitionKey ?? 'pk';
+  let faults = normalise(options.faults ?? {});
+  let stats = emptyStats();
+  const attempts = new Attempts();
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+
+  function normalise(given: TableFaults) {
+    const value = {
+      throttleRate: checkRate('throttleRate', given.throttleRate),
+      http500Rate: checkRate('http500Rate', given.http500Rate),
+      lostReplyRate: checkRate('lostReplyRate', given.lostReplyRate),
+      operations: new Set<string>(given.operations ?? WRITES),
+    };
+    if (value.throttleRate + value.http500Rate + value.lostReplyRate > 1) {
+      throw new TypeError('"throttleRate", "http500Rate" and "lostReplyRate" must add up to at most 1');
+    }
+    return value;
+  }
+
+  const forward = (req: IncomingMessage, res: ServerResponse, raw: Buffer, dropReply: boolean) => {
+    const upstream = request(
+      {
+        host: target.hostname,
+        port: target.port,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+        agent,
+      },
+      (reply) => {
+        const chunks: Buffer[] = [];
+        reply.on('data', (chunk: Buffer) => chunks.push(chunk));
+        reply.on('end', () => {
+          if (dropReply) {
+            // DynamoDB Local carried the write out; the caller never hears of it.
+            req.socket.destroy();
+            return;
+          }
+          res.writeHead(reply.statusCode ?? 500, reply.headers);
+          res.end(Buffer.concat(chunks));
+        });
+        reply.on('error', () => req.socket.destroy());
+      },
+    );
+    upstream.on('error', () => req.socket.destroy());
+    upstream.end(raw);
+  };
+
+  const handle = (req: IncomingMessage, res: ServerResponse, raw: Buffer) => {
+    const operation = String(req.headers['x-amz-target'] ?? '').split('.')[1] ?? '';
+    stats.operations[operation] = (stats.operations[operation] ?? 0) + 1;
+    if (!faults.operations.has(operation)) {
+      forward(req, res, raw, false);
+      return;
+    }
+    const key = keyOf(raw, partitionKey) ?? '(no key)';
+    stats.writesByKey.set(key, (stats.writesByKey.get(key) ?? 0) + 1);
+    const u = draw(seed, operation, key, attempts.next(`${operation}\u0000${key}`));
+    if (u < faults.throttleRate) {
+      stats.throttled += 1;
+      fail(
+        res,
+        400,
+        'ProvisionedThroughputExceededException',
+        'The level of configured provisioned throughput for the table was exceeded (injected)',
+      );
+      return;
+    }
+    if (u < faults.throttleRate + faults.http500Rate) {
+      stats.http500 += 1;
+      fail(res, 500, 'InternalServerError', 'Internal server error (injected)');
+      return;
+    }
+    const lost = u < faults.throttleRate + faults.http500Rate + faults.lostReplyRate;
+    if (lost) stats.lostReplies += 1;
+    forward(req, res, raw, lost);
+  };
+
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => handle(req, res, Buffer.concat(chunks)));
+    req.on('error', () => req.socket.destroy());
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  if (typeof address !== 'object' || address === null) throw new Error('fault dynamodb proxy has no address');
+
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    get stats() {
+      return stats;
+    },
+    writes() {
+      let total = 0;
+      for (const count of stats.writesByKey.values()) total += count;
+      return total;
+    },
+    setFaults(given) {
+      faults = normalise(given);
+    },
+    reset() {
+      stats = emptyStats();
+      attempts.clear();
+    },
+    async close() {
+      server.closeAllConnections();
+      agent.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}

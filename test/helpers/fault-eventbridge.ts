@@ -1,0 +1,243 @@
+/**
+ * A PutEvents endpoint of ours on 127.0.0.1 for the fault-injection suite: it speaks the AWS JSON 1.1 protocol
+ * the SDK's EventBridgeClient uses (`X-Amz-Target: AWSEvents.PutEvents`), records every entry it accepts by
+ * its `detail.delivery`, and injects faults: failed entries, HTTP 500s, throttling, accepted entries whose
+ * reply is lost (the socket is destroyed after recording them), and an outage that refuses everything.
+ * Each fault is drawn from a seed and the delivery's attempt number, never from arrival order, so a run with the
+ * same seed injects the same faults.
+ */
+import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+
+/** A number in [0, 1) fixed by `seed` and `parts` (the same draw whatever order requests arrive in). */
+export function draw(seed: number, ...parts: (string | number)[]): number {
+  const digest = createHash('sha256')
+    .update(`${seed}\u0000${parts.join('\u0000')}`)
+    .digest();
+  return digest.readUIntBE(0, 6) / 2 ** 48;
+}
+
+/** Checks a fault rate: a number from 0 to 1. */
+export function checkRate(name: string, value: number | undefined): number {
+  const rate = value ?? 0;
+  if (!(rate >= 0 && rate <= 1)) throw new TypeError(`"${name}" must be a number from 0 to 1`);
+  return rate;
+}
+
+/** Counts occurrences per key: the 0-based attempt number of the next request about it. */
+export class Attempts {
+  readonly #seen = new Map<string, number>();
+
+  next(key: string): number {
+    const n = this.#seen.get(key) ?? 0;
+    this.#seen.set(key, n + 1);
+    return n;
+  }
+
+  clear(): void {
+    this.#seen.clear();
+  }
+}
+
+/** Fault rates of the bus, each from 0 to 1. A request draws one of the HTTP faults, then each entry its own. */
+export interface BusFaults {
+  /** Answer 500 `InternalException` (nothing recorded). */
+  http500Rate?: number;
+  /** Answer 400 `ThrottlingException` (nothing recorded). */
+  throttleRate?: number;
+  /** Record the entries, then destroy the socket: accepted, but the caller never hears of it. */
+  lostReplyRate?: number;
+  /** Per entry: answer it with `ErrorCode: InternalFailure` (not recorded) in a 200. */
+  entryFailureRate?: number;
+}
+
+/** What the bus saw. */
+export interface BusStats {
+  /** PutEvents requests received. */
+  requests: number;
+  /** Entries accepted (recorded). */
+  accepted: number;
+  http500: number;
+  throttled: number;
+  lostReplies: number;
+  entryFailures: number;
+  /** Requests refused during an outage. */
+  refused: number;
+  /** Requests that were not a PutEvents call. */
+  unexpected: number;
+}
+
+/** A running fault-injecting bus. */
+export interface FaultEventBridge {
+  /** `http://127.0.0.1:<port>`. */
+  readonly url: string;
+  readonly stats: BusStats;
+  /** Accepted entries per `detail.delivery`: 2 or more is a doubled delivery. */
+  readonly received: ReadonlyMap<string, number>;
+  /** Replaces the fault rates. */
+  setFaults(faults: BusFaults): void;
+  /** While on, every request is answered 500 and nothing is recorded. */
+  setOutage(on: boolean): void;
+  /** Forgets what was received, the counters and the attempt numbers (the faults stay). */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+const JSON_11 = { 'content-type': 'application/x-amz-json-1.1' };
+
+function answer(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  const headers: Record<string, string> = { ...JSON_11, 'content-length': String(Buffer.byteLength(text)) };
+  if (status >= 400) {
+    // The SDK reads the error's shape from this header or from `__type`.
+    headers['x-amzn-errortype'] = String((body as { __type: string }).__type);
+  }
+  res.writeHead(status, headers);
+  res.end(text);
+}
+
+function deliveryOf(entry: { Detail?: unknown }): string | undefined {
+  if (typeof entry.Detail !== 'string') return undefined;
+  try {
+    const detail = JSON.parse(entry.Detail) as { delivery?: unknown };
+    return typeof detail.delivery === 'string' ? detail.delivery : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function emptyStats(): BusStats {
+  return {
+    requests: 0,
+    accepted: 0,
+    http500: 0,
+    throttled: 0,
+    lostReplies: 0,
+    entryFailures: 0,
+    refused: 0,
+    unexpected: 0,
+  };
+}
+
+/**
+ * Starts the bus on 127.0.0.1 and a free port. Faults default to none.
+ *
+ * @example
+ * ```ts
+ * const bus = await startFaultEventBridge({ seed: 7, faults: { entryFailureRate: 0.3 } });
+ * process.env.AWS_ENDPOINT_URL_EVENTBRIDGE = bus.url;
+ * ```
+ */
+export async function startFaultEventBridge(
+  options: { seed?: number; faults?: BusFaults } = {},
+): Promise<FaultEventBridge> {
+  const seed = options.seed ?? 1;
+  let faults: Required<BusFaults> = normalise(options.faults ?? {});
+  let outage = false;
+  let stats = emptyStats();
+  const received = new Map<string, number>();
+  const attempts = new Attempts();
+  let anonymous = 0;
+
+  function normalise(given: BusFaults): Required<BusFaults> {
+    const value = {
+      http500Rate: checkRate('http500Rate', given.http500Rate),
+      throttleRate: checkRate('throttleRate', given.throttleRate),
+      lostReplyRate: checkRate('lostReplyRate', given.lostReplyRate),
+      entryFailureRate: checkRate('entryFailureRate', given.entryFailureRate),
+    };
+    if (value.http500Rate + value.throttleRate + value.lostReplyRate > 1) {
+      throw new TypeError('"http500Rate", "throttleRate" and "lostReplyRate" must add up to at most 1');
+    }
+    return value;
+  }
+
+  const handle = (req: IncomingMessage, res: ServerResponse, raw: Buffer) => {
+    if (req.headers['x-amz-target'] !== 'AWSEvents.PutEvents') {
+      stats.unexpected += 1;
+      answer(res, 400, { __type: 'UnknownOperationException', message: 'only PutEvents is served here' });
+      return;
+    }
+    stats.requests += 1;
+    if (outage) {
+      stats.refused += 1;
+      answer(res, 500, { __type: 'InternalException', message: 'bus outage (injected)' });
+      return;
+    }
+    let entries: { Detail?: unknown }[];
+    try {
+      const parsed = JSON.parse(raw.toString('utf8')) as { Entries?: unknown };
+      if (!Array.isArray(parsed.Entries) || parsed.Entries.length === 0) throw new Error('no entries');
+      entries = parsed.Entries as { Detail?: unknown }[];
+    } catch {
+      answer(res, 400, { __type: 'ValidationException', message: 'request has no entries' });
+      return;
+    }
+    const ids = entries.map((entry) => deliveryOf(entry) ?? `anonymous-${anonymous++}`);
+    const attempt = attempts.next(ids.join(','));
+    const u = draw(seed, 'request', ids.join(','), attempt);
+    if (u < faults.http500Rate) {
+      stats.http500 += 1;
+      answer(res, 500, { __type: 'InternalException', message: 'internal failure (injected)' });
+      return;
+    }
+    if (u < faults.http500Rate + faults.throttleRate) {
+      stats.throttled += 1;
+      answer(res, 400, { __type: 'ThrottlingException', message: 'Rate exceeded' });
+      return;
+    }
+    const lost = u < faults.http500Rate + faults.throttleRate + faults.lostReplyRate;
+    const results = ids.map((id, index) => {
+      if (!lost && draw(seed, 'entry', id, index, attempt) < faults.entryFailureRate) {
+        stats.entryFailures += 1;
+        return { ErrorCode: 'InternalFailure', ErrorMessage: 'entry failed (injected)' };
+      }
+      stats.accepted += 1;
+      received.set(id, (received.get(id) ?? 0) + 1);
+      return { EventId: `${id}-${attempt}-${index}` };
+    });
+    if (lost) {
+      stats.lostReplies += 1;
+      req.socket.destroy();
+      return;
+    }
+    const failed = results.filter((result) => 'ErrorCode' in result).length;
+    answer(res, 200, { FailedEntryCount: failed, Entries: results });
+  };
+
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => handle(req, res, Buffer.concat(chunks)));
+    req.on('error', () => req.socket.destroy());
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  if (typeof address !== 'object' || address === null) throw new Error('fault eventbridge has no address');
+  const url = `http://127.0.0.1:${address.port}`;
+
+  return {
+    url,
+    get stats() {
+      return stats;
+    },
+    received,
+    setFaults(given) {
+      faults = normalise(given);
+    },
+    setOutage(on) {
+      outage = on;
+    },
+    reset() {
+      stats = emptyStats();
+      received.clear();
+      attempts.clear();
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}

@@ -1,0 +1,422 @@
+// The delivery path under injected faults (items 11-13 of issue 8): 1000 deliveries at concurrency 16 through the
+// REAL ingest handler (functions/ingest/handler.ts, its Middy chain and SDK clients as deployed, configured from
+// the environment), against DynamoDB Local behind a fault-injecting proxy (test/helpers/fault-dynamodb.ts) and a
+// fault-injecting PutEvents endpoint of ours that records what it accepts (test/helpers/fault-eventbridge.ts).
+// Deliveries are API Gateway v2 events signed with our own `sign()`; where a scenario says so they are redelivered
+// as a forge does (on a 5xx or a 409, after a short backoff). What the ingest queued is published by the real
+// retrier handler (functions/redrive/handler.ts) once the bus is back. Every scenario prints its figures; the
+// table at the end is the one docs/reliability.md quotes.
+//
+// Rerun: npx vitest run --project integration test/integration/aws/ingest/faults.test.ts
+// (FORGEBRIDGE_FAULTS_DELIVERIES=200 for a quicker run while developing; the figures in the docs are for 1000.)
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { signedDelivery, TEST_SECRET } from '../../../helpers/aws-delivery.js';
+import { useDynamoDbLocal } from '../../../helpers/aws-local.js';
+import { type FaultDynamoDb, startFaultDynamoDb, type TableFaults } from '../../../helpers/fault-dynamodb.js';
+import {
+  type BusFaults,
+  type FaultEventBridge,
+  startFaultEventBridge,
+} from '../../../helpers/fault-eventbridge.js';
+import { registerSecret } from '../../../helpers/secrets.js';
+
+const DELIVERIES = Number(process.env.FORGEBRIDGE_FAULTS_DELIVERIES ?? 1000);
+const CONCURRENCY = 16;
+const SEED = 20_240_611;
+/** The ingest's Lambda timeout (serverless.yml): the dedupe lock lasts the invocation's remaining time. */
+const INGEST_TIMEOUT_MS = 10_000;
+/** The publish budget the handler runs with (the default, written out so that the outage can outlast it). */
+const PUBLISH_BUDGET_MS = 3_000;
+
+registerSecret(TEST_SECRET);
+
+const ddb = useDynamoDbLocal();
+let bus: FaultEventBridge;
+let table: FaultDynamoDb;
+/** Anything else the functions call (S3, SSM, CloudWatch, ...) lands here and is counted: item 12 wants none. */
+let elsewhere: Server;
+let elsewhereUrl = '';
+const elsewhereRequests: string[] = [];
+
+beforeAll(async () => {
+  bus = await startFaultEventBridge({ seed: SEED });
+  table = await startFaultDynamoDb({ target: ddb.endpoint, seed: SEED });
+  elsewhere = createServer((req, res) => {
+    elsewhereRequests.push(`${req.method} ${req.headers.host}${req.url}`);
+    req.resume();
+    res.writeHead(500, { 'content-type': 'application/json' });
+    res.end('{"message":"no other aws service in this test"}');
+  });
+  elsewhere.listen(0, '127.0.0.1');
+  await once(elsewhere, 'listening');
+  const address = elsewhere.address();
+  elsewhereUrl = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
+});
+afterAll(async () => {
+  vi.unstubAllEnvs();
+  await bus?.close();
+  await table?.close();
+  elsewhere?.closeAllConnections();
+  await new Promise((resolve) => elsewhere?.close(resolve));
+  console.log(
+    `\nfault-injection figures (${DELIVERIES} deliveries per scenario, concurrency ${CONCURRENCY})\n`,
+  );
+  console.log(figuresTable(rows));
+});
+
+type Answer = { statusCode: number; body: string };
+type Handler = (event: unknown, context: Context) => Promise<Answer>;
+interface RedriveReport {
+  due: number;
+  published: number;
+  retried: number;
+  dead: number;
+  skipped: number;
+}
+
+function lambdaContext(name: string, timeoutMs: number): Context {
+  const deadline = Date.now() + timeoutMs;
+  return {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName: name,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${name}`,
+    memoryLimitInMB: '1024',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${name}`,
+    logStreamName: 'faults',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => {},
+    fail: () => {},
+    succeed: () => {},
+  };
+}
+
+/**
+ * The ingest and retrier handlers as Lambda loads them: fresh modules (a cold start, new SDK clients) reading
+ * the environment set here, on a fresh dedupe table.
+ */
+async function coldStart(): Promise<{ ingest: Handler; redrive: Handler; tableName: string }> {
+  const { dedupe: tableName } = await ddb.tables();
+  vi.resetModules();
+  const env = {
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    AWS_ENDPOINT_URL: elsewhereUrl,
+    AWS_ENDPOINT_URL_S3: elsewhereUrl,
+    AWS_ENDPOINT_URL_SSM: elsewhereUrl,
+    AWS_ENDPOINT_URL_EVENTBRIDGE: bus.url,
+    AWS_ENDPOINT_URL_DYNAMODB: table.url,
+    FORGEBRIDGE_BUS_NAME: 'forgebridge-faults',
+    FORGEBRIDGE_DEDUPE_TABLE: tableName,
+    FORGEBRIDGE_BUCKET: 'forgebridge-faults-claims',
+    FORGEBRIDGE_PUBLISH_BUDGET_MS: String(PUBLISH_BUDGET_MS),
+    // The offline secret source (no SSM): the secret the deliveries are signed with.
+    IS_OFFLINE: 'true',
+    FORGEBRIDGE_WEBHOOK_SECRET: TEST_SECRET,
+    // Error lines only (the log guard reads them): thousands of info lines would bury the figures.
+    POWERTOOLS_LOG_LEVEL: 'ERROR',
+  };
+  for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
+  const ingest = (await import('../../../../functions/ingest/handler.js')) as unknown as { handler: Handler };
+  const redrive = (await import('../../../../functions/redrive/handler.js')) as unknown as {
+    handler: Handler;
+  };
+  return { ingest: ingest.handler, redrive: redrive.handler, tableName };
+}
+
+function apiEvent(id: string, index: number): APIGatewayProxyEventV2 {
+  const payload = { action: 'opened', issue: { number: index }, repository: { full_name: 'octo/faults' } };
+  const { headers, body } = signedDelivery(payload, { event: 'issues', id });
+  return {
+    version: '2.0',
+    routeKey: 'POST /webhooks',
+    rawPath: '/webhooks',
+    rawQueryString: '',
+    headers,
+    requestContext: {
+      http: { method: 'POST', path: '/webhooks' },
+    } as APIGatewayProxyEventV2['requestContext'],
+    body,
+    isBase64Encoded: false,
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface Redelivery {
+  /** Redeliveries after the first attempt. */
+  max: number;
+  /** First delay; doubled per redelivery. */
+  baseDelayMs: number;
+}
+
+/** What happened to one delivery at the forge's end. */
+interface Sent {
+  id: string;
+  /** Status of every attempt, in order (0: the handler threw). */
+  statuses: number[];
+  /** Whether a 2xx answer said `queued`. */
+  queued: boolean;
+}
+
+interface Scenario {
+  key: string;
+  title: string;
+  bus?: BusFaults;
+  table?: TableFaults;
+  redelivery?: Redelivery;
+  /** Runs before delivery `index` is first sent (an outage switch). */
+  before?: (index: number) => void;
+}
+
+interface Figures {
+  scenario: string;
+  deliveries: number;
+  requests: number;
+  redeliveries: number;
+  status409: number;
+  status503: number;
+  otherFailures: number;
+  queued: number;
+  putEvents: number;
+  writes: number;
+  /** 2xx answers for a delivery that was neither on the bus nor queued when the ingest run ended. */
+  unkept: number;
+  retrierRuns: number;
+  retrierPublished: number;
+  doubled: number;
+  lost: number;
+  wallMs: number;
+  injected: string;
+}
+
+const rows: Figures[] = [];
+
+function figuresTable(list: Figures[]): string {
+  const header = [
+    'scenario',
+    'requests',
+    'redeliveries',
+    '409',
+    '503',
+    'queued (202)',
+    'PutEvents / delivery',
+    'DynamoDB writes / delivery',
+    'doubled',
+    'lost',
+    'wall time',
+    'faults injected',
+  ];
+  const lines = [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`];
+  for (const row of list) {
+    lines.push(
+      `| ${[
+        row.scenario,
+        row.requests,
+        row.redeliveries,
+        row.status409,
+        row.status503,
+        row.queued,
+        (row.putEvents / row.deliveries).toFixed(3),
+        (row.writes / row.deliveries).toFixed(3),
+        row.doubled,
+        row.lost,
+        `${(row.wallMs / 1000).toFixed(1)} s`,
+        row.injected,
+      ].join(' | ')} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+async function queueRecords(tableName: string): Promise<Set<string>> {
+  const ids = new Set<string>();
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await ddb.documentClient().send(
+      new ScanCommand({
+        TableName: tableName,
+        FilterExpression: 'begins_with(pk, :queue)',
+        ExpressionAttributeValues: { ':queue': 'queue#' },
+        ...(start === undefined ? {} : { ExclusiveStartKey: start }),
+      }),
+    );
+    for (const item of page.Items ?? []) ids.add(String(item.delivery));
+    start = page.LastEvaluatedKey;
+  } while (start !== undefined);
+  return ids;
+}
+
+/**
+ * Sends every delivery through the ingest at the given concurrency, redelivering as the scenario says, then lets
+ * the retrier publish whatever was queued (the bus is fault-free by then), and counts.
+ */
+async function run(scenario: Scenario, deliveries = DELIVERIES): Promise<{ figures: Figures; sent: Sent[] }> {
+  bus.setFaults(scenario.bus ?? {});
+  bus.setOutage(false);
+  table.setFaults(scenario.table ?? {});
+  const { ingest, redrive, tableName } = await coldStart();
+  bus.reset();
+  table.reset();
+  elsewhereRequests.length = 0;
+  const sent: Sent[] = Array.from({ length: deliveries }, (_, index) => ({
+    id: `${scenario.key}-${String(index).padStart(4, '0')}`,
+    statuses: [],
+    queued: false,
+  }));
+
+  const started = performance.now();
+  let next = 0;
+  const worker = async () => {
+    while (next < sent.length) {
+      const index = next++;
+      const delivery = sent[index] as Sent;
+      scenario.before?.(index);
+      for (let attempt = 0; ; attempt += 1) {
+        let answer: Answer | undefined;
+        try {
+          answer = await ingest(
+            apiEvent(delivery.id, index),
+            lambdaContext('forgebridge-ingest', INGEST_TIMEOUT_MS),
+          );
+        } catch {
+          answer = undefined;
+        }
+        const status = answer?.statusCode ?? 0;
+        delivery.statuses.push(status);
+        if (status >= 200 && status < 300) {
+          if ((JSON.parse(answer?.body ?? '{}') as { queued?: unknown }).queued === true)
+            delivery.queued = true;
+          break;
+        }
+        const redeliver = status === 0 || status >= 500 || status === 409;
+        if (!redeliver || scenario.redelivery === undefined || attempt >= scenario.redelivery.max) break;
+        await sleep(scenario.redelivery.baseDelayMs * 2 ** attempt);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  const ingestMs = performance.now() - started;
+
+  // Whatever got a 2xx must be on the bus or in the queue at this point: the forge will not send it again.
+  bus.setOutage(false);
+  const queuedNow = await queueRecords(tableName);
+  const unkept = sent.filter(
+    (delivery) =>
+      delivery.statuses.some((status) => status >= 200 && status < 300) &&
+      !bus.received.has(delivery.id) &&
+      !queuedNow.has(delivery.id),
+  ).length;
+  const putEvents = bus.stats.requests;
+  const writes = table.writes();
+
+  // The scheduled retrier, run until nothing is due (each run ends early if the bus still fails).
+  let retrierRuns = 0;
+  let retrierPublished = 0;
+  if (queuedNow.size > 0) {
+    bus.setFaults({});
+    table.setFaults({});
+    for (; retrierRuns < 20; ) {
+      retrierRuns += 1;
+      const report = (await redrive(
+        {},
+        lambdaContext('forgebridge-redrive', 60_000),
+      )) as unknown as RedriveReport;
+      retrierPublished += report.published;
+      if (report.due === 0) break;
+    }
+  }
+
+  const statuses = sent.flatMap((delivery) => delivery.statuses);
+  const figures: Figures = {
+    scenario: scenario.title,
+    deliveries,
+    requests: statuses.length,
+    redeliveries: statuses.length - deliveries,
+    status409: statuses.filter((status) => status === 409).length,
+    status503: statuses.filter((status) => status === 503).length,
+    otherFailures: statuses.filter(
+      (status) => !(status >= 200 && status < 300) && status !== 409 && status !== 503,
+    ).length,
+    queued: sent.filter((delivery) => delivery.queued).length,
+    putEvents,
+    writes,
+    unkept,
+    retrierRuns,
+    retrierPublished,
+    doubled: sent.filter((delivery) => (bus.received.get(delivery.id) ?? 0) > 1).length,
+    lost: sent.filter((delivery) => !bus.received.has(delivery.id)).length,
+    wallMs: ingestMs,
+    injected: injected(),
+  };
+  rows.push(figures);
+  console.log(`${scenario.title}\n${figuresTable([figures])}`);
+  return { figures, sent };
+}
+
+function injected(): string {
+  const parts: string[] = [];
+  const { stats } = bus;
+  if (stats.entryFailures > 0) parts.push(`${stats.entryFailures} failed entries`);
+  if (stats.http500 > 0) parts.push(`${stats.http500} bus 500s`);
+  if (stats.throttled > 0) parts.push(`${stats.throttled} bus throttles`);
+  if (stats.lostReplies > 0) parts.push(`${stats.lostReplies} lost PutEvents replies`);
+  if (stats.refused > 0) parts.push(`${stats.refused} refused in the outage`);
+  if (table.stats.throttled > 0) parts.push(`${table.stats.throttled} DynamoDB throttles`);
+  if (table.stats.http500 > 0) parts.push(`${table.stats.http500} DynamoDB 500s`);
+  if (table.stats.lostReplies > 0) parts.push(`${table.stats.lostReplies} lost DynamoDB replies`);
+  return parts.length === 0 ? 'none' : parts.join(', ');
+}
+
+const FORGE_REDELIVERY: Redelivery = { max: 6, baseDelayMs: 200 };
+
+describe(`the ingest under injected faults (${DELIVERIES} deliveries, concurrency ${CONCURRENCY}, real handler)`, () => {
+  it('happy path: exactly 1 PutEvents and at most 2 DynamoDB writes per delivery, no S3 or other AWS call (item 12)', async () => {
+    const { figures, sent } = await run({ key: 'happy', title: 'happy path (no faults)' });
+    expect(sent.every((delivery) => delivery.statuses.join() === '202')).toBe(true);
+    expect(figures.queued).toBe(0);
+    expect(figures.putEvents).toBe(DELIVERIES);
+    expect([...bus.received.values()].every((count) => count === 1)).toBe(true);
+    expect(bus.received.size).toBe(DELIVERIES);
+    // One dedupe record per delivery, written at most twice (in progress, completed).
+    expect(table.stats.writesByKey.size).toBe(DELIVERIES);
+    expect(Math.max(...table.stats.writesByKey.values())).toBeLessThanOrEqual(2);
+    expect(figures.writes).toBeLessThanOrEqual(2 * DELIVERIES);
+    expect(elsewhereRequests).toEqual([]);
+    expect(bus.stats.unexpected).toBe(0);
+  });
+
+  it('(a) bus entry failures 30%, HTTP 500 5%, throttling 2%, forge redelivery: 0 lost, 0 doubled', async () => {
+    const { figures } = await run({
+      key: 'a',
+      title: '(a) bus: 30% entry failures, 5% HTTP 500, 2% throttling; redelivery',
+      bus: { entryFailureRate: 0.3, http500Rate: 0.05, throttleRate: 0.02 },
+      redelivery: FORGE_REDELIVERY,
+    });
+    // The faults were there, and the publisher's retries absorbed them.
+    expect(bus.stats.entryFailures).toBeGreaterThan(DELIVERIES * 0.2);
+    expect(bus.stats.http500 + bus.stats.throttled).toBeGreaterThan(DELIVERIES * 0.03);
+    expect(figures.putEvents).toBeGreaterThan(DELIVERIES);
+    expect(figures).toMatchObject({ lost: 0, doubled: 0, unkept: 0, otherFailures: 0 });
+  });
+
+  it('(b) 5% of DynamoDB write replies lost: 0 lost, 0 doubled, no self-inflicted 409', async () => {
+    const { figures } = await run({
+      key: 'b',
+      title: '(b) DynamoDB: 5% of write replies lost; redelivery',
+      table: { lostReplyRate: 0.05 },
+      redelivery: FORGE_REDELIVERY,
+    });
+    expect(table.stats.lostReplies).toBeGreaterThan(DELIVERIES * 0.05);
+    // Only one invocation per delivery at a time here: any 409 would be a lock the delivery's own attempt holds.
+    expect(figures.status409).toBe(0);
+    expect(figures).toMatchObject({ lost: 0, doubled: 0, unkept: 0, otherFailures: 0 });
+  });
+});
