@@ -65,10 +65,11 @@ export interface RedriveConfig {
   tableName: string;
   /**
    * `FORGEBRIDGE_QUEUE_MAX_AGE_SECONDS` (default 86400), `_QUEUE_LEASE_SECONDS` (60), `_QUEUE_BATCH_SIZE` (100),
-   * `_METRIC_NAMESPACE` (`forgebridge`).
+   * `_QUEUE_RETRY_BASE_SECONDS` (30), `_METRIC_NAMESPACE` (`forgebridge`).
    */
   queue: {
     maxAgeSeconds: number | undefined;
+    retryBaseSeconds: number | undefined;
     leaseSeconds: number | undefined;
     batchSize: number | undefined;
     metricNamespace: string | undefined;
@@ -84,6 +85,7 @@ export function readRedriveConfig(env: Env = process.env): RedriveConfig {
     tableName: requireEnv('FORGEBRIDGE_DEDUPE_TABLE', env),
     queue: {
       maxAgeSeconds: numberEnv('FORGEBRIDGE_QUEUE_MAX_AGE_SECONDS', env),
+      retryBaseSeconds: numberEnv('FORGEBRIDGE_QUEUE_RETRY_BASE_SECONDS', env),
       leaseSeconds: numberEnv('FORGEBRIDGE_QUEUE_LEASE_SECONDS', env),
       batchSize: numberEnv('FORGEBRIDGE_QUEUE_BATCH_SIZE', env),
       metricNamespace: optionalEnv('FORGEBRIDGE_METRIC_NAMESPACE', env),
