@@ -18,6 +18,15 @@ export class AwsBridgeError extends Error {
 }
 
 /**
+ * Whether a delivery that failed to publish may still be on the bus. `'no'`: it is known not to be (every
+ * PutEvents attempt got a definite answer, an entry error or a 4xx/5xx reply, or was never sent), so publishing
+ * it later delivers it once. `'unknown'`: an attempt was sent and its answer never came (timed out, connection
+ * reset, unreadable reply, a gateway's 504), so the bus may have taken it and publishing it again may deliver it
+ * twice.
+ */
+export type OnBus = 'no' | 'unknown';
+
+/**
  * A delivery could not be put on the bus within the retry budget (or could not be stored for a claim check).
  */
 export class PublishError extends AwsBridgeError {
@@ -26,14 +35,17 @@ export class PublishError extends AwsBridgeError {
   readonly attempts: number;
   /** The last entry error code seen (e.g. `ThrottlingException`), when EventBridge returned one. */
   readonly lastErrorCode: string | undefined;
+  /** Whether the delivery may be on the bus despite the failure; `'unknown'` unless the thrower knows. */
+  readonly onBus: OnBus;
   constructor(
     code: string,
     message: string,
-    options: { cause?: unknown; attempts?: number; lastErrorCode?: string | undefined } = {},
+    options: { cause?: unknown; attempts?: number; lastErrorCode?: string | undefined; onBus?: OnBus } = {},
   ) {
     super(code, message, options);
     this.attempts = options.attempts ?? 0;
     this.lastErrorCode = options.lastErrorCode;
+    this.onBus = options.onBus ?? 'unknown';
   }
 }
 

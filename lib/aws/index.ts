@@ -9,6 +9,7 @@ export { type Env, numberEnv, optionalEnv, requireEnv, sdkTimeouts } from './env
 export {
   AwsBridgeError,
   IngestError,
+  type OnBus,
   PublishError,
   ResolveDeliveryError,
   SecretsError,

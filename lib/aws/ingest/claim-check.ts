@@ -9,8 +9,6 @@ export interface ClaimCheckOptions {
   bucket: string;
   /** Key prefix. Default `'deliveries/'`. */
   prefix?: string | undefined;
-  /** Clock in ms (the key's date). Default `Date.now`. */
-  now?: (() => number) | undefined;
 }
 
 /**
@@ -33,7 +31,6 @@ export class ClaimCheck {
   readonly bucket: string;
   readonly #s3: S3Client;
   readonly #prefix: string;
-  readonly #now: () => number;
 
   constructor(options: ClaimCheckOptions) {
     if (options?.s3 === undefined) throw new TypeError('"s3" is required');
@@ -41,13 +38,12 @@ export class ClaimCheck {
     this.#s3 = options.s3;
     this.bucket = options.bucket;
     this.#prefix = options.prefix ?? AwsDefaults.claimCheckPrefix;
-    this.#now = options.now ?? Date.now;
   }
 
   /** Puts the raw body; resolves the reference once S3 has it. */
   async store(delivery: Delivery, options: { abortSignal?: AbortSignal } = {}): Promise<PayloadRef> {
     const sha256 = createHash('sha256').update(delivery.rawBody).digest('hex');
-    const key = claimCheckKey(this.#prefix, delivery.id, new Date(this.#now()));
+    const key = claimCheckKey(this.#prefix, delivery.id, new Date());
     await this.#s3.send(
       new PutObjectCommand({
         Bucket: this.bucket,

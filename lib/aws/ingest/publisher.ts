@@ -1,7 +1,7 @@
 import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { AwsDefaults, AwsErrorCodes } from '../constants.js';
-import { PublishError } from '../errors.js';
+import { type OnBus, PublishError } from '../errors.js';
 import type { Delivery, DeliveryEntry, LoggerLike, PayloadRef } from '../types.js';
 import { ClaimCheck } from './claim-check.js';
 import { buildEventEntry, eventEntrySize } from './event-entry.js';
@@ -22,19 +22,16 @@ export interface EventPublisherOptions {
   bucket?: string | undefined;
   /** Claim-check key prefix. Default `'deliveries/'`. */
   claimCheckPrefix?: string | undefined;
-  /** Total time for one delivery, retries included, in ms. Default 3000. */
+  /**
+   * Time for one delivery, retries included, in ms. Default 3000. A retry starts only when the slowest attempt so
+   * far would still end within it; an attempt under way is never cut off (the client's request timeout bounds it).
+   */
   budgetMs?: number | undefined;
   /** First backoff delay in ms, doubled per retry with full jitter. Default 50. */
   baseDelayMs?: number | undefined;
   /** Largest single backoff delay in ms. Default 1000. */
   maxDelayMs?: number | undefined;
   logger?: LoggerLike | undefined;
-  /** Clock in ms (tests). Default `Date.now`. */
-  now?: (() => number) | undefined;
-  /** Sleep (tests). Default a timer. */
-  sleep?: ((ms: number) => Promise<void>) | undefined;
-  /** Random source in [0, 1) for the jitter (tests). Default `Math.random`. */
-  random?: (() => number) | undefined;
 }
 
 /** What {@link EventPublisher.publish} did. */
@@ -70,6 +67,12 @@ const PERMANENT_EXCEPTIONS = new Set([
   'ExpiredTokenException',
 ]);
 
+/** Socket errors raised before any byte of the request left: the bus cannot have seen the entry. */
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH']);
+
+/** Errors the SDK raises before it sends anything (no credentials to sign with). */
+const NOT_SENT_NAMES = new Set(['CredentialsProviderError']);
+
 function errorName(error: unknown): string {
   if (typeof error === 'object' && error !== null && 'name' in error && typeof error.name === 'string') {
     return error.name;
@@ -77,10 +80,40 @@ function errorName(error: unknown): string {
   return 'Error';
 }
 
+/**
+ * Whether a thrown error proves the entry is not on the bus: EventBridge answered with an HTTP error status
+ * (4xx, 5xx, throttling; the SDK puts it in `$metadata`), or the request was never sent. A timeout, a reset
+ * connection, a 200 whose body could not be read, or a gateway's 504 (it gave up waiting for the bus) leave it
+ * unknown.
+ */
+function provesNotOnBus(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const status = (error as { $metadata?: { httpStatusCode?: unknown } }).$metadata?.httpStatusCode;
+  if (typeof status === 'number' && status >= 400 && status !== 504) return true;
+  const code = (error as { code?: unknown }).code;
+  return (typeof code === 'string' && NOT_SENT_CODES.has(code)) || NOT_SENT_NAMES.has(errorName(error));
+}
+
 function positive(name: string, value: number): number {
   if (!Number.isFinite(value) || value <= 0) throw new TypeError(`"${name}" must be a positive number`);
   return value;
 }
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** One PutEvents attempt: the event id, or why not and what that says about the bus. */
+type Attempt =
+  | { accepted: true; eventId: string | undefined }
+  | {
+      accepted: false;
+      errorCode: string;
+      cause: unknown;
+      /** `'entry'` when EventBridge answered with a failed entry, `'request'` when the call threw. */
+      kind: 'entry' | 'request';
+      permanent: boolean;
+      /** The bus is known not to hold the entry after this attempt. */
+      notOnBus: boolean;
+    };
 
 /**
  * Publishes one verified delivery as one PutEvents entry, with a claim check for large payloads and
@@ -96,9 +129,6 @@ export class EventPublisher {
   readonly #baseDelayMs: number;
   readonly #maxDelayMs: number;
   readonly #logger: LoggerLike | undefined;
-  readonly #now: () => number;
-  readonly #sleep: (ms: number) => Promise<void>;
-  readonly #random: () => number;
 
   constructor(options: EventPublisherOptions) {
     if (options?.eventBridge === undefined) throw new TypeError('"eventBridge" is required');
@@ -107,32 +137,25 @@ export class EventPublisher {
     this.#eventBusName = options.eventBusName || undefined;
     this.#source = options.source ?? AwsDefaults.source;
     this.#maxEntryBytes = positive('maxEntryBytes', options.maxEntryBytes ?? AwsDefaults.maxEntryBytes);
-    this.#now = options.now ?? Date.now;
     this.#claimCheck =
       options.s3 !== undefined && options.bucket
-        ? new ClaimCheck({
-            s3: options.s3,
-            bucket: options.bucket,
-            prefix: options.claimCheckPrefix,
-            now: this.#now,
-          })
+        ? new ClaimCheck({ s3: options.s3, bucket: options.bucket, prefix: options.claimCheckPrefix })
         : undefined;
     this.#budgetMs = positive('budgetMs', options.budgetMs ?? AwsDefaults.publishBudgetMs);
     this.#baseDelayMs = positive('baseDelayMs', options.baseDelayMs ?? AwsDefaults.publishBaseDelayMs);
     this.#maxDelayMs = positive('maxDelayMs', options.maxDelayMs ?? AwsDefaults.publishMaxDelayMs);
     this.#logger = options.logger;
-    this.#sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
-    this.#random = options.random ?? Math.random;
   }
 
   /**
    * Puts the delivery on the bus. Resolves once EventBridge accepted the entry; rejects with a
    * {@link PublishError} when it could not within the budget (codes `publish_failed`, `publish_rejected`,
-   * `entry_too_large`, `claim_check_failed`).
+   * `entry_too_large`, `claim_check_failed`), whose `onBus` says whether the entry may be on the bus anyway.
+   * It settles within the budget, or once the attempt under way at its end does: the first attempt always
+   * starts, a retry only when the slowest attempt so far would end within the budget.
    */
   async publish(delivery: Delivery): Promise<PublishResult> {
-    const started = this.#now();
-    const deadline = started + this.#budgetMs;
+    const deadline = Date.now() + this.#budgetMs;
     let entry = buildEventEntry(delivery, { source: this.#source, eventBusName: this.#eventBusName });
     let entryBytes = eventEntrySize(entry);
     let payloadRef: PayloadRef | undefined;
@@ -148,6 +171,7 @@ export class EventPublisher {
         throw new PublishError(
           AwsErrorCodes.entryTooLarge,
           `entry of ${entryBytes} bytes exceeds "maxEntryBytes" (${this.#maxEntryBytes}) even with a claim check`,
+          { onBus: 'no' },
         );
       }
     }
@@ -162,20 +186,52 @@ export class EventPublisher {
       throw new PublishError(
         AwsErrorCodes.entryTooLarge,
         `entry of ${entryBytes} bytes exceeds "maxEntryBytes" (${this.#maxEntryBytes}) and no claim-check "bucket" is configured`,
+        { onBus: 'no' },
       );
     }
     try {
+      // Cutting an upload off is harmless (nothing is on the bus yet, a later try overwrites the same key), and
+      // it keeps the S3 client's own retries within the budget.
       return await this.#claimCheck.store(delivery, {
-        abortSignal: AbortSignal.timeout(Math.max(1, deadline - this.#now())),
+        abortSignal: AbortSignal.timeout(Math.max(1, deadline - Date.now())),
       });
     } catch (error) {
       throw new PublishError(
         AwsErrorCodes.claimCheckFailed,
         `claim-check object could not be stored in "bucket"`,
-        {
-          cause: error,
-        },
+        { cause: error, onBus: 'no' },
       );
+    }
+  }
+
+  async #attempt(entry: DeliveryEntry): Promise<Attempt> {
+    try {
+      // No abort signal: cutting off a request the bus may be accepting is what makes a publish ambiguous.
+      const output = await this.#eventBridge.send(new PutEventsCommand({ Entries: [entry] }));
+      const result = output.Entries?.[0];
+      if ((output.FailedEntryCount ?? 0) === 0 && result !== undefined && result.ErrorCode === undefined) {
+        return { accepted: true, eventId: result.EventId };
+      }
+      const errorCode = result?.ErrorCode ?? 'UnknownEntryError';
+      return {
+        accepted: false,
+        errorCode,
+        cause: undefined,
+        kind: 'entry',
+        permanent: PERMANENT_ENTRY_ERRORS.has(errorCode),
+        // A reply without the entry's own result does not say whether the bus took it.
+        notOnBus: result?.ErrorCode !== undefined,
+      };
+    } catch (error) {
+      const errorCode = errorName(error);
+      return {
+        accepted: false,
+        errorCode,
+        cause: error,
+        kind: 'request',
+        permanent: PERMANENT_EXCEPTIONS.has(errorCode),
+        notOnBus: provesNotOnBus(error),
+      };
     }
   }
 
@@ -184,54 +240,32 @@ export class EventPublisher {
     deadline: number,
   ): Promise<{ eventId: string | undefined; attempts: number }> {
     let attempts = 0;
-    let lastErrorCode: string | undefined;
-    let lastCause: unknown;
+    let slowestMs = 0;
+    let onBus: OnBus = 'no';
     for (;;) {
       attempts += 1;
-      const remaining = deadline - this.#now();
-      try {
-        const output = await this.#eventBridge.send(new PutEventsCommand({ Entries: [entry] }), {
-          abortSignal: AbortSignal.timeout(Math.max(1, remaining)),
-        });
-        const result = output.Entries?.[0];
-        if ((output.FailedEntryCount ?? 0) === 0 && result !== undefined && result.ErrorCode === undefined) {
-          return { eventId: result.EventId, attempts };
-        }
-        lastErrorCode = result?.ErrorCode ?? 'UnknownEntryError';
-        lastCause = undefined;
-        if (PERMANENT_ENTRY_ERRORS.has(lastErrorCode)) {
-          throw new PublishError(
-            AwsErrorCodes.publishRejected,
-            `eventbridge rejected the entry with "${lastErrorCode}"`,
-            {
-              attempts,
-              lastErrorCode,
-            },
-          );
-        }
-      } catch (error) {
-        if (error instanceof PublishError) throw error;
-        lastErrorCode = errorName(error);
-        lastCause = error;
-        if (PERMANENT_EXCEPTIONS.has(lastErrorCode)) {
-          throw new PublishError(
-            AwsErrorCodes.publishRejected,
-            `eventbridge refused the request with "${lastErrorCode}"`,
-            {
-              attempts,
-              lastErrorCode,
-              cause: error,
-            },
-          );
-        }
+      const started = Date.now();
+      const attempt = await this.#attempt(entry);
+      if (attempt.accepted) return { eventId: attempt.eventId, attempts };
+      slowestMs = Math.max(slowestMs, Date.now() - started);
+      if (!attempt.notOnBus) onBus = 'unknown';
+      const { errorCode: lastErrorCode, cause } = attempt;
+      if (attempt.permanent) {
+        throw new PublishError(
+          AwsErrorCodes.publishRejected,
+          attempt.kind === 'entry'
+            ? `eventbridge rejected the entry with "${lastErrorCode}"`
+            : `eventbridge refused the request with "${lastErrorCode}"`,
+          { attempts, lastErrorCode, cause, onBus },
+        );
       }
       const ceiling = Math.min(this.#maxDelayMs, this.#baseDelayMs * 2 ** (attempts - 1));
-      const delay = Math.floor(this.#random() * ceiling);
-      if (this.#now() + delay >= deadline) {
+      const delay = Math.floor(Math.random() * ceiling);
+      if (Date.now() + delay + slowestMs > deadline) {
         throw new PublishError(
           AwsErrorCodes.publishFailed,
           `delivery not published after ${attempts} attempts (last error "${lastErrorCode}")`,
-          { attempts, lastErrorCode, cause: lastCause },
+          { attempts, lastErrorCode, cause, onBus },
         );
       }
       this.#logger?.warn('putevents attempt failed, retrying', {
@@ -239,7 +273,7 @@ export class EventPublisher {
         errorCode: lastErrorCode,
         delay,
       });
-      await this.#sleep(delay);
+      await sleep(delay);
     }
   }
 }

@@ -237,6 +237,18 @@ describe('functions/ingest handler', { timeout: 30_000 }, () => {
     });
   });
 
+  it('sends PutEvents through a client that makes one attempt (the publisher retries within its budget)', async () => {
+    const handler = await loadHandler({ IS_OFFLINE: 'true', FORGEBRIDGE_WEBHOOK_SECRET: SECRET });
+    const maxAttempts: number[] = [];
+    events.on(PutEventsCommand).callsFake(async (_input, getClient) => {
+      maxAttempts.push(await (getClient() as EventBridgeClient).config.maxAttempts());
+      return { FailedEntryCount: 0, Entries: [{ EventId: 'event-1' }] };
+    });
+    const response = await handler(v2Event(), context);
+    expect(response.statusCode).toBe(202);
+    expect(maxAttempts).toEqual([1]);
+  });
+
   it('fails at cold start with a TypeError naming a missing variable', async () => {
     vi.resetModules();
     for (const [name, value] of Object.entries(BASE_ENV)) vi.stubEnv(name, value);

@@ -1,11 +1,14 @@
 import { createHash } from 'node:crypto';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ClaimCheck, claimCheckKey } from '../../../../lib/aws/ingest/claim-check.js';
 
 const s3Mock = mockClient(S3Client);
 beforeEach(() => s3Mock.reset());
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe('claimCheckKey()', () => {
   it('files the object under the UTC date and the url-encoded delivery id', () => {
@@ -26,11 +29,11 @@ describe('ClaimCheck', () => {
   it('stores the exact bytes with their sha256 and returns the reference', async () => {
     s3Mock.on(PutObjectCommand).resolves({});
     const rawBody = Buffer.from('{"zen":"Keep it logically awesome."}');
+    vi.useFakeTimers({ now: Date.UTC(2026, 10, 21, 23, 59), toFake: ['Date'] });
     const claims = new ClaimCheck({
       s3: new S3Client({ region: 'us-east-1' }),
       bucket: 'claims',
       prefix: 'p/',
-      now: () => Date.UTC(2026, 10, 21),
     });
     const ref = await claims.store({ id: 'd-1', name: 'ping', payload: {}, rawBody });
     expect(ref).toEqual({

@@ -2,44 +2,50 @@ import { createHash } from 'node:crypto';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { EventPublisher, type EventPublisherOptions, PublishError } from '../../../../lib/aws/index.js';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import {
+  EventPublisher,
+  type EventPublisherOptions,
+  PublishError,
+  type PublishResult,
+} from '../../../../lib/aws/index.js';
 
+// Time is vitest's fake clock and the jitter Math.random pinned to 0.5: budgets and waits are exact.
 const eventBridgeMock = mockClient(EventBridgeClient);
 const s3Mock = mockClient(S3Client);
+const START = Date.UTC(2026, 10, 21, 12);
 
 function delivery(payload: unknown, id = 'd-1', name = 'issues') {
   const rawBody = Buffer.from(JSON.stringify(payload));
   return { id, name, payload, rawBody };
 }
 
-/** A clock that only moves when the publisher sleeps, so budgets are exact. */
-function fakeTime(start = Date.UTC(2026, 10, 21, 12)) {
-  let now = start;
-  const sleeps: number[] = [];
-  return {
-    now: () => now,
-    sleep: async (ms: number) => {
-      sleeps.push(ms);
-      now += ms;
-    },
-    sleeps,
-    advance: (ms: number) => {
-      now += ms;
-    },
-  };
-}
-
-function publisher(options: Partial<EventPublisherOptions> = {}, time = fakeTime()) {
+function publisher(options: Partial<EventPublisherOptions> = {}) {
   return new EventPublisher({
     eventBridge: new EventBridgeClient({ region: 'us-east-1' }),
     eventBusName: 'forge',
-    now: time.now,
-    sleep: time.sleep,
-    random: () => 0.5,
     ...options,
   });
 }
+
+/** Runs the fake clock until the promise settles; resolves what it rejected with as a value. */
+async function settle<T>(promise: Promise<T>): Promise<T | unknown> {
+  const outcome = promise.catch((caught: unknown) => caught);
+  await vi.runAllTimersAsync();
+  return outcome;
+}
+
+/** Answers PutEvents with `reply(attempt)` and records when (ms after the start) each attempt began. */
+function bus(reply: (attempt: number) => unknown): number[] {
+  const times: number[] = [];
+  eventBridgeMock.on(PutEventsCommand).callsFake(async () => {
+    times.push(Date.now() - START);
+    return reply(times.length);
+  });
+  return times;
+}
+
+const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const ok = { FailedEntryCount: 0, Entries: [{ EventId: 'evt-1' }] };
 const throttled = {
@@ -50,10 +56,14 @@ const throttled = {
 beforeEach(() => {
   eventBridgeMock.reset();
   s3Mock.reset();
+  vi.useFakeTimers({ now: START });
+  vi.spyOn(Math, 'random').mockReturnValue(0.5);
 });
 afterEach(() => {
   eventBridgeMock.reset();
   s3Mock.reset();
+  vi.useRealTimers();
+  vi.restoreAllMocks();
 });
 
 describe('EventPublisher', () => {
@@ -101,13 +111,13 @@ describe('EventPublisher', () => {
     });
 
     it('resends a failed entry after a jittered backoff and succeeds', async () => {
-      eventBridgeMock.on(PutEventsCommand).resolvesOnce(throttled).resolvesOnce(throttled).resolves(ok);
-      const time = fakeTime();
-      const result = await publisher({ baseDelayMs: 100 }, time).publish(delivery({ action: 'opened' }));
+      const times = bus((attempt) => (attempt < 3 ? throttled : ok));
+      const result = (await settle(
+        publisher({ baseDelayMs: 100 }).publish(delivery({ action: 'opened' })),
+      )) as PublishResult;
       expect(result.attempts).toBe(3);
-      expect(eventBridgeMock.commandCalls(PutEventsCommand)).toHaveLength(3);
-      // full jitter with random() = 0.5: half of 100, then half of 200
-      expect(time.sleeps).toEqual([50, 100]);
+      // full jitter with Math.random() = 0.5: half of 100, then half of 200
+      expect(times).toEqual([0, 50, 150]);
       const sent = eventBridgeMock
         .commandCalls(PutEventsCommand)
         .map((call) => call.args[0].input.Entries![0]);
@@ -118,25 +128,57 @@ describe('EventPublisher', () => {
       const network = Object.assign(new Error('socket hang up'), { name: 'TimeoutError' });
       const throttling = Object.assign(new Error('rate'), { name: 'ThrottlingException' });
       eventBridgeMock.on(PutEventsCommand).rejectsOnce(network).rejectsOnce(throttling).resolves(ok);
-      const result = await publisher().publish(delivery({ action: 'opened' }));
+      const result = (await settle(publisher().publish(delivery({ action: 'opened' })))) as PublishResult;
       expect(result.attempts).toBe(3);
     });
 
     it('gives up with a PublishError once the budget is spent', async () => {
-      eventBridgeMock.on(PutEventsCommand).resolves(throttled);
-      const time = fakeTime();
-      const error = await publisher({ budgetMs: 1_000, baseDelayMs: 100, maxDelayMs: 400 }, time)
-        .publish(delivery({ action: 'opened' }))
-        .catch((caught: unknown) => caught);
+      const times = bus(() => throttled);
+      const error = await settle(
+        publisher({ budgetMs: 1_000, baseDelayMs: 100, maxDelayMs: 400 }).publish(
+          delivery({ action: 'opened' }),
+        ),
+      );
       expect(error).toBeInstanceOf(PublishError);
-      expect(error).toMatchObject({ code: 'publish_failed', lastErrorCode: 'ThrottlingException' });
+      expect(error).toMatchObject({
+        code: 'publish_failed',
+        lastErrorCode: 'ThrottlingException',
+        onBus: 'no',
+      });
       expect((error as PublishError).message).toMatch(
         /^delivery not published after \d+ attempts \(last error "ThrottlingException"\)$/,
       );
-      // 50 + 100 + 200 + 200 + 200 + 200 = 950 ms slept; the next 200 would cross the 1000 ms budget
-      expect(time.sleeps).toEqual([50, 100, 200, 200, 200, 200]);
+      // waits of 50 + 100 + 200 + 200 + 200 + 200 = 950 ms; the next 200 would cross the 1000 ms budget
+      expect(times).toEqual([0, 50, 150, 350, 550, 750, 950]);
       expect((error as PublishError).attempts).toBe(7);
-      expect(time.sleeps.reduce((a, b) => a + b, 0)).toBeLessThan(1_000);
+    });
+
+    it('starts no retry that the slowest attempt so far says cannot end within the budget', async () => {
+      // Each attempt takes 400 ms: after the second (450-850 ms) a third would end at 1350 ms, past the budget.
+      const times = bus(async () => {
+        await wait(400);
+        return throttled;
+      });
+      const error = await settle(
+        publisher({ budgetMs: 1_000, baseDelayMs: 100 }).publish(delivery({ action: 'opened' })),
+      );
+      expect(error).toMatchObject({ code: 'publish_failed', attempts: 2, onBus: 'no' });
+      expect(times).toEqual([0, 450]);
+      expect(Date.now() - START).toBe(850);
+    });
+
+    it('lets an attempt under way run past the budget instead of cutting it off', async () => {
+      const times = bus(async () => {
+        await wait(700);
+        return ok;
+      });
+      const result = (await settle(
+        publisher({ budgetMs: 300 }).publish(delivery({ action: 'opened' })),
+      )) as PublishResult;
+      expect(result).toMatchObject({ eventId: 'evt-1', attempts: 1 });
+      expect(times).toEqual([0]);
+      // no abort signal reaches the client: only its own request timeout bounds an attempt
+      expect((eventBridgeMock.send.firstCall.args as unknown[])[1]).toBeUndefined();
     });
 
     it('stops at once on an entry error that retrying cannot fix', async () => {
@@ -147,6 +189,7 @@ describe('EventPublisher', () => {
         name: 'PublishError',
         code: 'publish_rejected',
         attempts: 1,
+        onBus: 'no',
         message: 'eventbridge rejected the entry with "MalformedDetail"',
       });
     });
@@ -164,7 +207,20 @@ describe('EventPublisher', () => {
 
     it('treats an answer without an entry as a failure to retry', async () => {
       eventBridgeMock.on(PutEventsCommand).resolvesOnce({ FailedEntryCount: 0, Entries: [] }).resolves(ok);
-      expect((await publisher().publish(delivery({}))).attempts).toBe(2);
+      expect(((await settle(publisher().publish(delivery({})))) as PublishResult).attempts).toBe(2);
+    });
+
+    it('reports onBus unknown when an answer did not say what became of the entry', async () => {
+      eventBridgeMock
+        .on(PutEventsCommand)
+        .resolvesOnce({ FailedEntryCount: 0, Entries: [] })
+        .resolves(throttled);
+      const error = await settle(publisher({ budgetMs: 500 }).publish(delivery({})));
+      expect(error).toMatchObject({
+        code: 'publish_failed',
+        lastErrorCode: 'ThrottlingException',
+        onBus: 'unknown',
+      });
     });
   });
 
@@ -233,6 +289,7 @@ describe('EventPublisher', () => {
     it('fails with entry_too_large when no bucket is configured', async () => {
       await expect(publisher({ maxEntryBytes: 100 }).publish(delivery(big))).rejects.toMatchObject({
         code: 'entry_too_large',
+        onBus: 'no',
       });
       expect(eventBridgeMock.commandCalls(PutEventsCommand)).toHaveLength(0);
     });
@@ -243,6 +300,7 @@ describe('EventPublisher', () => {
         publisher({ maxEntryBytes: 100, s3: new S3Client({}), bucket: 'claims' }).publish(delivery(big)),
       ).rejects.toMatchObject({
         code: 'claim_check_failed',
+        onBus: 'no',
         message: 'claim-check object could not be stored in "bucket"',
       });
       expect(eventBridgeMock.commandCalls(PutEventsCommand)).toHaveLength(0);
