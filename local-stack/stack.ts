@@ -36,6 +36,11 @@ export interface LocalStackOptions {
   maxEntryBytes?: number;
   /** Powertools log level of the functions. Default `INFO`. */
   logLevel?: string;
+  /**
+   * How often the stack invokes the retrier of queued deliveries through serverless-offline's Lambda API, one run
+   * after the other, in ms (serverless-offline's own schedule runs it once a minute only). Default 2000; 0 turns it off.
+   */
+  redriveIntervalMs?: number;
   /** Where `osls offline`'s output goes: this terminal (`'inherit'`) or a log file (`'file'`, the default). */
   output?: 'inherit' | 'file';
 }
@@ -171,6 +176,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       // A local bus that answers late is not a failed one: a PutEvents timed out and retried may publish twice.
       FORGEBRIDGE_AWS_REQUEST_TIMEOUT_MS: '10000',
       FORGEBRIDGE_PUBLISH_BUDGET_MS: '12000',
+      // The retrier runs every 2 s here, not every minute: a failed retry waits 1 s, doubling, not 30 s.
+      FORGEBRIDGE_QUEUE_RETRY_BASE_SECONDS: '1',
     };
     if (options.maxEntryBytes !== undefined) env.FORGEBRIDGE_MAX_ENTRY_BYTES = String(options.maxEntryBytes);
 
@@ -182,6 +189,15 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       output: options.output ?? 'file',
     });
     stops.push(() => offline.stop());
+    const redriveIntervalMs = options.redriveIntervalMs ?? 2_000;
+    if (redriveIntervalMs > 0) {
+      const timer = startRedriveTimer(
+        `http://127.0.0.1:${offline.ports.lambda}/2015-03-31/functions/forgebridge-${stage}-redrive/invocations`,
+        redriveIntervalMs,
+      );
+      // Stopped before osls offline (stops run in reverse).
+      stops.push(() => timer.stop());
+    }
     const logs = offline.logFile === undefined ? undefined : createFunctionLogReader(offline.logFile);
 
     return {
@@ -210,4 +226,40 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     await stopAll().catch(() => undefined);
     throw error;
   }
+}
+
+/**
+ * Invokes the scheduled retrier through serverless-offline's Lambda API every `intervalMs`, each run after the
+ * previous one ended (as the schedule would, never two at once from here); a failed invocation is retried next time.
+ */
+function startRedriveTimer(url: string, intervalMs: number): { stop(): Promise<void> } {
+  let stopped = false;
+  const aborted = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  const tick = () => {
+    running = fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+      signal: AbortSignal.any([aborted.signal, AbortSignal.timeout(120_000)]),
+    })
+      .then((response) => response.arrayBuffer())
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .then(() => {
+        if (!stopped) timer = setTimeout(tick, intervalMs);
+      });
+  };
+  timer = setTimeout(tick, intervalMs);
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      aborted.abort();
+      await running;
+    },
+  };
 }
