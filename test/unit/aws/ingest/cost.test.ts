@@ -1,0 +1,127 @@
+// Cost per delivery, counted (issue 8, item 12): every AWS command the real wiring sends — the Middy chain,
+// createIngest, EventPublisher with its claim check, Powertools Idempotency and the delivery queue — with the SDK
+// clients mocked by aws-sdk-client-mock. The integration figure over DynamoDB Local is in faults.test.ts.
+import {
+  ConditionalCheckFailedException,
+  DynamoDBClient,
+  PutItemCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import middy from '@middy/core';
+import httpJsonBodyParser from '@middy/http-json-body-parser';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { createIngest, EventPublisher, forgeWebhook, webhookErrors } from '../../../../lib/aws/index.js';
+import { invoke, SECRET, v2Event } from './events.js';
+
+const dynamo = mockClient(DynamoDBClient);
+const documents = mockClient(DynamoDBDocumentClient);
+const events = mockClient(EventBridgeClient);
+const s3 = mockClient(S3Client);
+
+const MAX_ENTRY_BYTES = 4_096;
+
+function build() {
+  const publisher = new EventPublisher({
+    eventBridge: new EventBridgeClient({ region: 'us-east-1' }),
+    eventBusName: 'bus',
+    maxEntryBytes: MAX_ENTRY_BYTES,
+    s3: new S3Client({ region: 'us-east-1' }),
+    bucket: 'claims',
+  });
+  const run = createIngest({
+    publisher,
+    dedupe: { client: new DynamoDBClient({ region: 'us-east-1' }), tableName: 'dedupe' },
+  });
+  return middy(run)
+    .use(forgeWebhook({ secret: SECRET }))
+    .use(httpJsonBodyParser())
+    .use(webhookErrors());
+}
+
+/** Every command sent, by name, across the four clients. */
+function sent(): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const mock of [dynamo, documents, events, s3]) {
+    for (const call of mock.calls()) {
+      const name = (call.args[0] as object).constructor.name;
+      counts[name] = (counts[name] ?? 0) + 1;
+    }
+  }
+  return counts;
+}
+
+const DYNAMODB_WRITES = [
+  'PutItemCommand',
+  'UpdateItemCommand',
+  'DeleteItemCommand',
+  'BatchWriteItemCommand',
+  'TransactWriteItemsCommand',
+  'PutCommand',
+  'UpdateCommand',
+  'DeleteCommand',
+  'BatchWriteCommand',
+  'TransactWriteCommand',
+];
+const dynamoDbWrites = (counts: Record<string, number>) =>
+  DYNAMODB_WRITES.reduce((sum, name) => sum + (counts[name] ?? 0), 0);
+
+beforeEach(() => {
+  for (const mock of [dynamo, documents, events, s3]) mock.reset();
+  dynamo.on(PutItemCommand).resolves({});
+  dynamo.on(UpdateItemCommand).resolves({});
+  events.on(PutEventsCommand).resolves({ FailedEntryCount: 0, Entries: [{ EventId: 'event-1' }] });
+  s3.on(PutObjectCommand).resolves({});
+});
+
+describe('cost per delivery on the happy path', () => {
+  it('is 1 PutEvents, 2 DynamoDB writes (lock, done) and no S3 call for an entry under the limit', async () => {
+    const answer = await invoke(build(), v2Event({ id: 'cost-small' }));
+    expect(answer.statusCode).toBe(202);
+    const counts = sent();
+    expect(counts).toEqual({ PutItemCommand: 1, PutEventsCommand: 1, UpdateItemCommand: 1 });
+    expect(dynamoDbWrites(counts)).toBeLessThanOrEqual(2);
+    expect(s3.calls()).toHaveLength(0);
+  });
+
+  it('adds exactly 1 S3 PutObject for an entry over the limit (claim check), nothing else', async () => {
+    const body = JSON.stringify({
+      action: 'opened',
+      issue: { number: 1, body: 'x'.repeat(MAX_ENTRY_BYTES) },
+    });
+    const answer = await invoke(build(), v2Event({ id: 'cost-large', body }));
+    expect(answer.statusCode).toBe(202);
+    const counts = sent();
+    expect(counts).toEqual({
+      PutItemCommand: 1,
+      PutObjectCommand: 1,
+      PutEventsCommand: 1,
+      UpdateItemCommand: 1,
+    });
+    expect(dynamoDbWrites(counts)).toBeLessThanOrEqual(2);
+    const entry = events.commandCalls(PutEventsCommand)[0]?.args[0].input.Entries?.[0];
+    expect(JSON.parse(entry?.Detail ?? '{}').payloadRef).toMatchObject({ bucket: 'claims' });
+  });
+
+  it('costs a redelivery of a published delivery one conditional write and no publish', async () => {
+    dynamo.on(PutItemCommand).rejects(
+      new ConditionalCheckFailedException({
+        message: 'The conditional request failed',
+        $metadata: {},
+        Item: marshall({
+          pk: 'delivery#x',
+          status: 'COMPLETED',
+          expiresAt: Math.floor(Date.now() / 1000) + 3600,
+          data: { delivery: 'cost-again' },
+        }),
+      }),
+    );
+    const answer = await invoke(build(), v2Event({ id: 'cost-again' }));
+    expect(answer.statusCode).toBe(200);
+    expect(sent()).toEqual({ PutItemCommand: 1 });
+  });
+});
