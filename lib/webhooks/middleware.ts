@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { type HasWebhooksConfig, kWebhooksConfig } from './config.js';
 import { ErrorCodes } from './constants.js';
 import { readDeliveryBody, readDeliveryHead } from './delivery.js';
@@ -16,6 +17,16 @@ const TIMED_OUT = Symbol('timed out');
 const OK_BODY = '{"ok":true}';
 const PENDING_BODY = '{"ok":true,"pending":true}';
 const MIDDLEWARE_OPTION_KEYS = new Set(['path', 'timeout', 'maxBodyBytes']);
+/** An early answer waits at most this long for the next chunk of an unread body (nginx's `lingering_timeout`). */
+const LINGER_IDLE_MS = 5_000;
+/** ...and at most this long in all, once the answer says `connection: close` (nginx's `lingering_time`). */
+const LINGER_MAX_MS = 30_000;
+
+/**
+ * Sockets whose answer said `connection: close`, each with the function that marks them as still receiving.
+ * Requests a client pipelined behind such an answer can never be answered, so they are read and dropped.
+ */
+const closing = new WeakMap<Socket, () => void>();
 
 /**
  * Creates the middleware of a `Webhooks` instance (which also has it as `webhooks.middleware`), with the
@@ -35,7 +46,9 @@ const MIDDLEWARE_OPTION_KEYS = new Set(['path', 'timeout', 'maxBodyBytes']);
  * | handlers still running after `timeout` (they go on) | 202 | `{"ok":true,"pending":true}` |
  *
  * Error bodies are `{"error":{"code","message"}}` and never hold the secret, the signature or handler
- * internals.
+ * internals. An answer given before the body is read (404, 415, 400 on headers, 413) never resets the
+ * connection: an unread body up to `maxBodyBytes` is read and dropped first and the connection is kept; past
+ * that the answer says `connection: close` and the connection is closed once the client has sent the rest.
  *
  * @see https://docs.github.com/en/webhooks/using-webhooks/best-practices-for-using-webhooks#respond-within-10-seconds
  */
@@ -72,16 +85,19 @@ export function createNodeMiddleware(
     const pathname = query === -1 ? url : url.slice(0, query);
     if (request.method !== 'POST' || pathname !== path) {
       if (typeof next === 'function') return next();
-      return sendError(
+      return answerEarly(
+        request,
         response,
         404,
-        ErrorCodes.notFound,
-        `no webhook route for ${request.method} "${printable(pathname)}"`,
+        errorBody(ErrorCodes.notFound, `no webhook route for ${request.method} "${printable(pathname)}"`),
+        maxBodyBytes,
       );
     }
 
     const head = readDeliveryHead(request.headers, delivery);
-    if (!head.ok) return sendError(response, head.status, head.code, head.message);
+    if (!head.ok) {
+      return answerEarly(request, response, head.status, errorBody(head.code, head.message), maxBodyBytes);
+    }
 
     let body: Buffer | string | typeof TOO_LARGE;
     const parsedBody = (request as { body?: unknown }).body;
@@ -102,12 +118,11 @@ export function createNodeMiddleware(
       }
     }
     if (body === TOO_LARGE) {
-      response.setHeader('connection', 'close');
-      return sendError(
+      return answerAndClose(
+        request,
         response,
         413,
-        ErrorCodes.payloadTooLarge,
-        `body is larger than the limit of ${maxBodyBytes} bytes`,
+        errorBody(ErrorCodes.payloadTooLarge, `body is larger than the limit of ${maxBodyBytes} bytes`),
       );
     }
 
@@ -138,11 +153,22 @@ export function createNodeMiddleware(
   }
 
   return async function middleware(request, response, next) {
+    const receiving = request.socket === undefined ? undefined : closing.get(request.socket);
+    if (receiving !== undefined) {
+      request.on('data', receiving);
+      return;
+    }
     try {
       await handle(request, response, next);
     } catch (error) {
       log.error('webhook middleware failed', error);
-      sendError(response, 500, ErrorCodes.internalError, 'internal error');
+      await answerEarly(
+        request,
+        response,
+        500,
+        errorBody(ErrorCodes.internalError, 'internal error'),
+        maxBodyBytes,
+      );
     }
   };
 }
@@ -196,6 +222,100 @@ function readBody(request: IncomingMessage, limit: number): Promise<Buffer | typ
   });
 }
 
+/**
+ * Answers a request whose body may not have been read. Closing a connection while the client is still sending
+ * resets it, and the client may lose the answer (RFC 9112, section 9.6): an unread body of up to `bound` bytes
+ * is read and dropped first (nothing kept), so the connection stays usable; a longer one, or one that stalls,
+ * gets the answer with `connection: close`, and the connection is closed once the client has sent the rest.
+ */
+async function answerEarly(
+  request: IncomingMessage,
+  response: ServerResponse,
+  status: number,
+  body: string,
+  bound: number,
+): Promise<void> {
+  if (request.complete || request.destroyed || response.headersSent) return send(response, status, body);
+  const declared = Number(request.headers['content-length']);
+  if (declared > bound || !(await drain(request, bound)))
+    return answerAndClose(request, response, status, body);
+  send(response, status, body);
+}
+
+/** Reads and drops the rest of a body: true when it ended within `bound` bytes and without a long pause. */
+function drain(request: IncomingMessage, bound: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    let size = 0;
+    const idle = setTimeout(() => settle(false), LINGER_IDLE_MS).unref();
+    const settle = (ended: boolean) => {
+      clearTimeout(idle);
+      request.off('data', onData);
+      request.off('end', onEnd);
+      request.off('close', onClose);
+      resolve(ended);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > bound) settle(false);
+      else idle.refresh();
+    };
+    const onEnd = () => settle(true);
+    const onClose = () => settle(request.complete);
+    request.on('data', onData);
+    request.on('end', onEnd);
+    request.on('close', onClose);
+  });
+}
+
+/**
+ * Sends the answer with `connection: close` and then closes cleanly: Node.js destroys the socket as soon as its
+ * own end is flushed, and a destroy with the client's bytes still unread is a reset. Instead the socket stays
+ * readable (the rest is read and dropped, and so are requests pipelined behind it) until the client ends its
+ * side, pauses for `LINGER_IDLE_MS` or has had `LINGER_MAX_MS`; it is destroyed only after the answer is out.
+ */
+function answerAndClose(
+  request: IncomingMessage,
+  response: ServerResponse,
+  status: number,
+  body: string,
+): void {
+  const socket = request.socket as Socket | undefined;
+  if (socket === undefined || socket.destroyed || response.headersSent) {
+    send(response, status, body);
+    return;
+  }
+  let idle: NodeJS.Timeout | undefined;
+  let total: NodeJS.Timeout | undefined;
+  const receiving = () => idle?.refresh();
+  const close = () => {
+    clearTimeout(idle);
+    clearTimeout(total);
+    socket.off('end', close);
+    if (socket.destroyed) return;
+    if (socket.writableFinished) socket.destroy();
+    else socket.once('finish', () => socket.destroy());
+  };
+  closing.set(socket, receiving);
+  request.on('data', receiving);
+  if (!request.readableFlowing) request.resume();
+  response.once('finish', () => {
+    // Node.js's own 'finish' listener ran first and asked the socket to destroy itself once its end is flushed.
+    socket.removeListener('finish', socket.destroy);
+    idle = setTimeout(close, LINGER_IDLE_MS).unref();
+    total = setTimeout(close, LINGER_MAX_MS).unref();
+    socket.once('end', close);
+    socket.once('close', () => {
+      clearTimeout(idle);
+      clearTimeout(total);
+    });
+  });
+  response.once('close', () => {
+    if (!response.writableFinished) close();
+  });
+  response.setHeader('connection', 'close');
+  send(response, status, body);
+}
+
 function send(response: ServerResponse, status: number, body: string): void {
   if (response.headersSent || response.writableEnded || response.destroyed) return;
   response.statusCode = status;
@@ -205,7 +325,11 @@ function send(response: ServerResponse, status: number, body: string): void {
 }
 
 function sendError(response: ServerResponse, status: number, code: string, message: string): void {
-  send(response, status, JSON.stringify({ error: { code, message } }));
+  send(response, status, errorBody(code, message));
+}
+
+function errorBody(code: string, message: string): string {
+  return JSON.stringify({ error: { code, message } });
 }
 
 function printable(text: string): string {
