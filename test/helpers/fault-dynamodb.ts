@@ -20,6 +20,8 @@ export interface TableFaults {
   lostReplyRate?: number;
   /** Operations the faults apply to. Default PutItem, UpdateItem, DeleteItem. */
   operations?: readonly string[];
+  /** Other rates for the items whose key starts with a prefix (the first prefix that matches wins). */
+  byKeyPrefix?: Record<string, Pick<TableFaults, 'throttleRate' | 'http500Rate' | 'lostReplyRate'>>;
 }
 
 /** What the proxy saw. */
@@ -96,17 +98,27 @@ export async function startFaultDynamoDb(options: {
   const attempts = new Attempts();
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 
-  function normalise(given: TableFaults) {
+  function rates(given: Pick<TableFaults, 'throttleRate' | 'http500Rate' | 'lostReplyRate'>) {
     const value = {
       throttleRate: checkRate('throttleRate', given.throttleRate),
       http500Rate: checkRate('http500Rate', given.http500Rate),
       lostReplyRate: checkRate('lostReplyRate', given.lostReplyRate),
-      operations: new Set<string>(given.operations ?? WRITES),
     };
     if (value.throttleRate + value.http500Rate + value.lostReplyRate > 1) {
       throw new TypeError('"throttleRate", "http500Rate" and "lostReplyRate" must add up to at most 1');
     }
     return value;
+  }
+
+  function normalise(given: TableFaults) {
+    return {
+      ...rates(given),
+      operations: new Set<string>(given.operations ?? WRITES),
+      byKeyPrefix: Object.entries(given.byKeyPrefix ?? {}).map(([prefix, other]) => ({
+        prefix,
+        ...rates(other),
+      })),
+    };
   }
 
   const forward = (req: IncomingMessage, res: ServerResponse, raw: Buffer, dropReply: boolean) => {
@@ -147,8 +159,10 @@ export async function startFaultDynamoDb(options: {
     }
     const key = keyOf(raw, partitionKey) ?? '(no key)';
     stats.writesByKey.set(key, (stats.writesByKey.get(key) ?? 0) + 1);
+    const { throttleRate, http500Rate, lostReplyRate } =
+      faults.byKeyPrefix.find(({ prefix }) => key.startsWith(prefix)) ?? faults;
     const u = draw(seed, operation, key, attempts.next(`${operation}\u0000${key}`));
-    if (u < faults.throttleRate) {
+    if (u < throttleRate) {
       stats.throttled += 1;
       fail(
         res,
@@ -158,12 +172,12 @@ export async function startFaultDynamoDb(options: {
       );
       return;
     }
-    if (u < faults.throttleRate + faults.http500Rate) {
+    if (u < throttleRate + http500Rate) {
       stats.http500 += 1;
       fail(res, 500, 'InternalServerError', 'Internal server error (injected)');
       return;
     }
-    const lost = u < faults.throttleRate + faults.http500Rate + faults.lostReplyRate;
+    const lost = u < throttleRate + http500Rate + lostReplyRate;
     if (lost) stats.lostReplies += 1;
     forward(req, res, raw, lost);
   };

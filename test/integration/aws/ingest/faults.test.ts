@@ -435,20 +435,31 @@ describe(`the ingest under injected faults (${DELIVERIES} deliveries, concurrenc
 
   it('(d) DynamoDB throttling 20% and 500s 10% on every write, and a bus outage: never a 2xx for a delivery neither on the bus nor queued', async () => {
     const outageAt = Math.floor(DELIVERIES / 3);
-    const { figures } = await run({
+    const { figures, sent } = await run({
       key: 'd',
-      title: `(d) DynamoDB: 20% throttling, 10% 500s on writes; bus outage ${OUTAGE_MS / 1000} s; redelivery`,
-      table: { throttleRate: 0.2, http500Rate: 0.1 },
+      title: `(d) DynamoDB: 20% throttling, 10% 500s on writes (queue writes 50%, 30%); bus outage ${OUTAGE_MS / 1000} s; redelivery`,
+      // The queue writes fail more often, so that some deliveries are neither published nor queued.
+      table: {
+        throttleRate: 0.2,
+        http500Rate: 0.1,
+        byKeyPrefix: { 'queue#': { throttleRate: 0.5, http500Rate: 0.3 } },
+      },
       redelivery: FORGE_REDELIVERY,
       before: (index) => {
         if (index === outageAt) outage(OUTAGE_MS);
       },
     });
+    // Answered 503 after the ingest tried to queue them: neither the bus nor the queue took them.
+    const queueFailures = sent.filter(
+      (delivery) => delivery.statuses.includes(503) && table.stats.writesByKey.has(`queue#${delivery.id}`),
+    ).length;
+    console.log(`(d) 503 after a failed queue write: ${queueFailures} deliveries`);
     expect(table.stats.throttled).toBeGreaterThan(DELIVERIES * 0.2);
     expect(table.stats.http500).toBeGreaterThan(DELIVERIES * 0.1);
     // The outage made the ingest queue deliveries, so the queue writes met the DynamoDB faults too.
     expect(bus.stats.refused).toBeGreaterThan(0);
     expect(figures.queued).toBeGreaterThan(0);
+    expect(queueFailures).toBeGreaterThan(0);
     expect(figures.unkept).toBe(0);
     expect(figures).toMatchObject({ lost: 0, doubled: 0, otherFailures: 0 });
   });
