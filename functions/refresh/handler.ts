@@ -1,7 +1,8 @@
 /**
- * Scheduled token refresh (every 5 minutes): each OAuth client of `FORGEBRIDGE_OAUTH_CLIENTS` gets its
- * client-credentials token renewed in DynamoDB when it is within the refresh window of expiry (lib/aws'
- * `refreshTokens`). A failed client fails the invocation, so the Errors metric and its alarms fire.
+ * Scheduled token refresh (every 5 minutes): each entry of `FORGEBRIDGE_OAUTH_CLIENTS`, an OAuth client
+ * (client credentials) or a GitHub App installation (app JWT, installation token), gets its token renewed in
+ * DynamoDB when it is within the refresh window of expiry (lib/aws' `refreshTokens`). A failed entry fails the
+ * invocation, so the Errors metric and its alarms fire.
  */
 
 import { Logger } from '@aws-lambda-powertools/logger';

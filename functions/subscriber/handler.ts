@@ -1,6 +1,7 @@
 /**
  * The example subscriber, on `issues.opened`: it calls the forge API about the new issue with an `AccessToken`
- * from the DynamoDB token store (served from memory while fresh) and logs `forge api called`; lib/aws'
+ * from the DynamoDB token store (served from memory while fresh), of whichever kind its provider's entry is (an
+ * OAuth client's token or a GitHub App installation token, both sent as `Bearer`), and logs `forge api called`; lib/aws'
  * `createSubscriber` resolves the delivery from the EventBridge event (S3 claim check included) and logs
  * `delivery received` once the handler succeeded.
  */

@@ -32,6 +32,16 @@ export const AwsDefaults = {
   secretsEnvVar: 'FORGEBRIDGE_WEBHOOK_SECRET',
   /** Environment variable holding an OAuth client's secret when running offline (a client's `secretEnv` overrides it). */
   oauthClientSecretEnvVar: 'FORGEBRIDGE_OAUTH_CLIENT_SECRET',
+  /** Environment variable holding a GitHub App's private key when running offline (an entry's `privateKeyEnv` overrides it). */
+  githubAppPrivateKeyEnvVar: 'FORGEBRIDGE_GITHUB_APP_PRIVATE_KEY',
+  /** REST API base URL of a GitHub App entry without `apiUrl`. */
+  githubApiUrl: 'https://api.github.com',
+  /** A GitHub App JWT's `exp`, from now: 9 minutes, so `exp` stays within GitHub's 10 minutes of the backdated `iat`. */
+  githubAppJwtSeconds: 9 * 60,
+  /** How far a GitHub App JWT's `iat` is backdated, for a server clock behind ours: 60 s, as GitHub advises. */
+  githubAppJwtBackdateSeconds: 60,
+  /** Largest installation-token answer read: 4 MiB (a token narrowed to 500 repositories lists them all). */
+  githubTokenMaxResponseBytes: 4 * 1024 * 1024,
   /** Key prefix of claim-check objects in S3. */
   claimCheckPrefix: 'deliveries/',
   /** Longest delivery id accepted (DynamoDB and S3 keys stay well within their limits); visible ASCII only. */
@@ -120,6 +130,8 @@ export const AwsErrorCodes = {
   tokenStoreConflict: 'token_store_conflict',
   /** The authorization server did not give a new token. */
   refreshFailed: 'refresh_failed',
+  /** A GitHub App's private key is unusable, or GitHub refused the app JWT or the installation token request. */
+  githubAppFailed: 'github_app_failed',
   /** No new token appeared while waiting for another refresher. */
   refreshTimeout: 'refresh_timeout',
   /** No secret is configured. */

@@ -58,12 +58,16 @@ export {
 } from './secrets.js';
 export {
   type ForgeApiConfig,
+  type GitHubAppConfig,
+  type GitHubAppPermissionLevel,
   type OAuthClientConfig,
   readForgeApiConfig,
   readOAuthClients,
   readTokenConfig,
   type TokenConfig,
+  type TokenSourceConfig,
 } from './tokens/config.js';
+export { GitHubAppError } from './tokens/github-app.js';
 export {
   type RefreshOptions,
   type RefreshReport,

@@ -4,7 +4,7 @@ import type { LoggerLike, TokenLike } from '../types.js';
 import type { TokenSource } from './token-source.js';
 
 /**
- * What happened to one client. `status` is the store's outcome (`fresh`, `refreshed`, `waited`, `stale`) or
+ * What happened to one token source (an OAuth client or a GitHub App installation). `status` is the store's outcome (`fresh`, `refreshed`, `waited`, `stale`) or
  * `failed`; `error` carries only a code and a message (never a token or a secret).
  */
 export interface RefreshReport {
@@ -41,13 +41,20 @@ export class TokenRefreshError extends AwsBridgeError {
   }
 }
 
-function describe(error: unknown): { code: string; message: string } {
+/**
+ * The code and message of a failure. A store wraps a failed fetch in its own error; when the cause is one of
+ * lib/aws' own (a GitHub App's refused request, with the forge's status and message), its message is added: it
+ * holds no secret, unlike a third party's message might.
+ */
+function describe(error: unknown): { code: string; message: string; reason?: string } {
   const code =
     typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string'
       ? error.code
       : AwsErrorCodes.refreshFailed;
   const message = error instanceof Error ? error.message : 'refresh failed';
-  return { code, message };
+  const cause = error instanceof Error ? error.cause : undefined;
+  if (!(cause instanceof AwsBridgeError)) return { code, message };
+  return { code, message: `${message}: ${cause.message}`, reason: cause.message };
 }
 
 async function refreshOne<T extends TokenLike>(
@@ -65,8 +72,13 @@ async function refreshOne<T extends TokenLike>(
     options.logger?.info('token refresh', { key, status: report.status, expiresAt: report.expiresAt });
     return report;
   } catch (error) {
-    const report: RefreshReport = { key, status: 'failed', error: describe(error) };
-    options.logger?.error('token refresh failed', { key, code: report.error?.code });
+    const { reason, ...described } = describe(error);
+    const report: RefreshReport = { key, status: 'failed', error: described };
+    options.logger?.error('token refresh failed', {
+      key,
+      code: described.code,
+      ...(reason === undefined ? {} : { reason }),
+    });
     return report;
   }
 }

@@ -1,6 +1,7 @@
 /**
- * The glue between an OAuth client's configuration, its secret and the token table: where the refresh function
- * and the subscribers get their `TokenStore`, built once per client per process.
+ * The glue between a token source's configuration (an OAuth client or a GitHub App installation), its secret
+ * and the token table: where the refresh function and the subscribers get their `TokenStore`, built once per
+ * entry per process.
  */
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -9,7 +10,8 @@ import { AwsDefaults } from '../constants.js';
 import type { Env } from '../env.js';
 import { createSecretsProvider } from '../secrets.js';
 import type { LoggerLike, TokenKey, TokenLike } from '../types.js';
-import type { OAuthClientConfig, TokenConfig } from './config.js';
+import type { OAuthClientConfig, TokenConfig, TokenSourceConfig } from './config.js';
+import { gitHubAppKey, gitHubAppTarget, loadGitHubAppKey } from './github-app.js';
 import { TokenStore, type TokenStoreOptions, type TokenTarget, tokenPartitionKey } from './token-store.js';
 
 function targetKey(config: OAuthClientConfig): TokenKey {
@@ -46,16 +48,16 @@ export function clientTarget(
 export interface TokenSourceOptions {
   documentClient: DynamoDBDocumentClient;
   tableName: string;
-  /** Reads `secretParameter`. Default: one built by Powertools on first use. */
+  /** Reads `secretParameter` (`privateKeyParameter`). Default: one built by Powertools on first use. */
   ssm?: SSMClient | undefined;
   /** A token within this many seconds of expiry is refreshed. Default 300. */
   refreshWindowSeconds?: number | undefined;
   logger?: LoggerLike | undefined;
   /** HTTP options of the clients' token and API requests (timeout, proxy, dispatcher). Default lib/oauth2's. */
   connection?: ConnectionOptions | undefined;
-  /** Environment for `IS_OFFLINE` and `secretEnv`. Default `process.env`. */
+  /** Environment for `IS_OFFLINE`, `secretEnv` and `privateKeyEnv`. Default `process.env`. */
   env?: Env | undefined;
-  /** Lease and clock knobs of the store. */
+  /** Lease and clock knobs of the store (its clock also dates a GitHub App's JWT). */
   store?:
     | Pick<TokenStoreOptions<TokenLike>, 'leaseSeconds' | 'waitMs' | 'pollMs' | 'now' | 'sleep'>
     | undefined;
@@ -69,22 +71,48 @@ export interface TokenSource<T extends TokenLike = AccessToken> {
   store(): Promise<TokenStore<T>>;
 }
 
-/** Builds the token source of one configured client. */
-export function createTokenSource(config: OAuthClientConfig, options: TokenSourceOptions): TokenSource {
-  const key = tokenPartitionKey(targetKey(config));
-  const secrets = createSecretsProvider({
-    parameterName: config.secretParameter,
-    ssm: options.ssm,
-    envVar: config.secretEnv ?? AwsDefaults.oauthClientSecretEnvVar,
-    single: true,
-    env: options.env,
-  });
+/** The key, the secret and how the secret makes a target, per kind of entry. */
+function kindOf(config: TokenSourceConfig, options: TokenSourceOptions) {
+  const base = { ssm: options.ssm, single: true, env: options.env };
+  if (config.kind === 'github_app') {
+    return {
+      key: gitHubAppKey(config),
+      secrets: createSecretsProvider({
+        ...base,
+        parameterName: config.privateKeyParameter,
+        envVar: config.privateKeyEnv ?? AwsDefaults.githubAppPrivateKeyEnvVar,
+      }),
+      target: (secret: string) =>
+        gitHubAppTarget(config, loadGitHubAppKey(secret, config.appId), {
+          connection: options.connection,
+          now: options.store?.now,
+        }),
+    };
+  }
+  return {
+    key: targetKey(config),
+    secrets: createSecretsProvider({
+      ...base,
+      parameterName: config.secretParameter,
+      envVar: config.secretEnv ?? AwsDefaults.oauthClientSecretEnvVar,
+    }),
+    target: (secret: string) => clientTarget(config, secret, options.connection),
+  };
+}
+
+/**
+ * Builds the token source of one configured entry: an OAuth client (client credentials) or a GitHub App
+ * installation (app JWT, installation token). Both give `AccessToken`s on the forge's API.
+ */
+export function createTokenSource(config: TokenSourceConfig, options: TokenSourceOptions): TokenSource {
+  const kind = kindOf(config, options);
+  const key = tokenPartitionKey(kind.key);
   let store: Promise<TokenStore<AccessToken>> | undefined;
   const build = async () => {
-    const [secret] = await secrets.getSecrets();
+    const [secret] = await kind.secrets.getSecrets();
     return new TokenStore<AccessToken>({
       ...options.store,
-      ...clientTarget(config, secret as string, options.connection),
+      ...kind.target(secret as string),
       client: options.documentClient,
       tableName: options.tableName,
       refreshWindowSeconds: options.refreshWindowSeconds,
@@ -103,7 +131,7 @@ export function createTokenSource(config: OAuthClientConfig, options: TokenSourc
   };
 }
 
-/** The token sources of every configured client (as `readTokenConfig` returns them). */
+/** The token sources of every configured entry, of both kinds (as `readTokenConfig` returns them). */
 export function createTokenSources(
   config: TokenConfig,
   options: Omit<TokenSourceOptions, 'tableName' | 'refreshWindowSeconds'>,

@@ -93,7 +93,9 @@ describe('readForgeApiConfig()', () => {
   });
 
   it('takes the first client of FORGEBRIDGE_OAUTH_PROVIDER', () => {
-    expect(readForgeApiConfig({ ...env, FORGEBRIDGE_OAUTH_PROVIDER: 'other' }).client.clientId).toBe('o');
+    expect(readForgeApiConfig({ ...env, FORGEBRIDGE_OAUTH_PROVIDER: 'other' }).client).toMatchObject({
+      clientId: 'o',
+    });
   });
 
   it('names a missing API URL, and a client list without a matching client', () => {
@@ -103,5 +105,99 @@ describe('readForgeApiConfig()', () => {
     const noClient = new TypeError('environment variable "FORGEBRIDGE_OAUTH_CLIENTS" names no client');
     expect(() => readForgeApiConfig({ ...env, FORGEBRIDGE_OAUTH_PROVIDER: 'gitea' })).toThrow(noClient);
     expect(() => readForgeApiConfig({ ...env, FORGEBRIDGE_OAUTH_CLIENTS: '[]' })).toThrow(noClient);
+  });
+});
+
+describe('readOAuthClients() with GitHub App entries', () => {
+  const app = { kind: 'github_app', provider: 'github', appId: '12345', installationId: 678 };
+  const read = (...entries: unknown[]) =>
+    readOAuthClients({ FORGEBRIDGE_OAUTH_CLIENTS: JSON.stringify(entries) });
+  const fails = (entry: unknown, message: string) =>
+    expect(() => read(bot, entry)).toThrow(new TypeError(message));
+
+  it('reads both kinds from one list; an OAuth client with or without its kind', () => {
+    const [oauth, explicit, github] = read(bot, { ...bot, kind: 'oauth_client_credentials' }, app);
+    expect(oauth).toEqual(bot);
+    expect(explicit).toEqual({ ...bot, kind: 'oauth_client_credentials' });
+    expect(github).toEqual(app);
+  });
+
+  it('parses every GitHub App field: numbers as strings or numbers, the API URL without trailing slashes', () => {
+    const full = {
+      kind: 'github_app',
+      provider: 'ghes',
+      appId: 42,
+      account: 'octo-org',
+      accountType: 'org',
+      privateKeyParameter: '/fb/github-app/key',
+      privateKeyEnv: 'APP_KEY',
+      apiUrl: 'https://ghe.example.com/api/v3/',
+      repositories: ['hello', 'hello.js'],
+      repositoryIds: [1, '2'],
+      permissions: { issues: 'read', pull_requests: 'write' },
+    };
+    expect(read(full)).toEqual([
+      {
+        ...full,
+        appId: '42',
+        apiUrl: 'https://ghe.example.com/api/v3',
+        repositoryIds: [1, 2],
+      },
+    ]);
+    expect(read({ ...app, installationId: '678', appId: 'Iv1.abc' })).toEqual([{ ...app, appId: 'Iv1.abc' }]);
+  });
+
+  it('names the malformed GitHub App field', () => {
+    const at = '"FORGEBRIDGE_OAUTH_CLIENTS[1]';
+    fails({ ...bot, kind: 'github' }, `${at}.kind" must be "oauth_client_credentials" or "github_app"`);
+    fails({ ...app, provider: undefined }, `${at}.provider" is required`);
+    fails({ ...app, appId: undefined }, `${at}.appId" is required`);
+    fails({ ...app, appId: -1 }, `${at}.appId" must be a positive integer`);
+    fails({ ...app, appId: 'a b' }, `${at}.appId" must be an app id or client id`);
+    fails({ ...app, installationId: undefined }, `${at}.installationId" or ${at}.account" is required`);
+    fails({ ...app, account: 'octo' }, `${at}.installationId" and ${at}.account" are exclusive`);
+    fails({ ...app, installationId: 1.5 }, `${at}.installationId" must be a positive integer`);
+    fails({ ...app, installationId: 'x' }, `${at}.installationId" must be a positive integer`);
+    fails(
+      { ...app, installationId: undefined, account: 'octo/x' },
+      `${at}.account" must be a user or organization login`,
+    );
+    fails(
+      { ...app, installationId: undefined, account: 'octo', accountType: 'team' },
+      `${at}.accountType" must be "org" or "user"`,
+    );
+    fails({ ...app, privateKeyParameter: 7 }, `${at}.privateKeyParameter" must be a string`);
+    fails({ ...app, apiUrl: 'ftp://x' }, `${at}.apiUrl" must be an http(s) URL`);
+    fails({ ...app, apiUrl: 'not a url' }, `${at}.apiUrl" must be an http(s) URL`);
+    fails({ ...app, repositories: [] }, `${at}.repositories" must be an array of 1 to 500 repository names`);
+    fails(
+      { ...app, repositories: 'hello' },
+      `${at}.repositories" must be an array of 1 to 500 repository names`,
+    );
+    fails(
+      { ...app, repositories: ['octo/hello'] },
+      `${at}.repositories[0]" must be a repository name without its owner`,
+    );
+    fails({ ...app, repositoryIds: [1, 0] }, `${at}.repositoryIds[1]" must be a positive integer`);
+    fails(
+      { ...app, permissions: ['issues'] },
+      `${at}.permissions" must be an object of permission names and levels`,
+    );
+    fails({ ...app, permissions: {} }, `${at}.permissions" must be an object of permission names and levels`);
+    fails({ ...app, permissions: { Issues: 'read' } }, `${at}.permissions" has an invalid permission name`);
+    fails(
+      { ...app, permissions: { issues: 'all' } },
+      `${at}.permissions.issues" must be "read", "write" or "admin"`,
+    );
+  });
+
+  it('gives a subscriber the GitHub App entry of its provider', () => {
+    const config = readForgeApiConfig({
+      FORGEBRIDGE_FORGE_API_URL: 'https://api.github.com',
+      FORGEBRIDGE_TOKEN_TABLE: 'tokens',
+      FORGEBRIDGE_OAUTH_PROVIDER: 'github',
+      FORGEBRIDGE_OAUTH_CLIENTS: JSON.stringify([bot, app]),
+    });
+    expect(config.client).toEqual(app);
   });
 });
