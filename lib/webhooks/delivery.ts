@@ -2,8 +2,15 @@
  * `readDelivery`: the pure, I/O-free check of one webhook delivery, shared by the Node middleware and the
  * Lambda ingest so that both answer identically.
  */
-import { DEFAULT_MAX_BODY_BYTES, DefaultHeaders, ErrorCodes } from './constants.js';
-import { neutralEventName } from './event-names.js';
+import { DEFAULT_MAX_BODY_BYTES, ErrorCodes } from './constants.js';
+import {
+  type Forge,
+  type ForgePreset,
+  resolvePreset,
+  routeForgeEvent,
+  type SignatureScheme,
+  type SignatureSource,
+} from './forges.js';
 import { checkSecret } from './hmac.js';
 import type {
   DeliveryFailureStatus,
@@ -11,17 +18,19 @@ import type {
   DeliveryRequest,
   DeliveryResult,
   Secret,
-  SignatureAlgorithm,
 } from './types.js';
-import { matchesDigest, parseSignature } from './verify.js';
+import { matchesScheme } from './verify.js';
 
 /** Options of `readDelivery` with every default applied and every field checked. Internal. */
 export interface ResolvedDeliveryOptions {
   readonly secret: Secret;
-  readonly eventHeader: string;
-  readonly deliveryHeader: string;
-  readonly signature256Header: string;
-  readonly signatureHeader: string;
+  readonly forge: Forge;
+  /** Event name headers, lowercase, first present wins. */
+  readonly eventHeaders: readonly string[];
+  /** Delivery id headers, lowercase, first present wins. */
+  readonly deliveryHeaders: readonly string[];
+  /** Signature headers, lowercase, with their schemes. */
+  readonly signatures: readonly SignatureSource[];
   readonly allowSha1: boolean;
   readonly maxBodyBytes: number;
   readonly requireDeliveryId: boolean;
@@ -31,16 +40,23 @@ export interface ResolvedDeliveryOptions {
 export interface DeliveryHead {
   readonly ok: true;
   readonly id: string;
-  readonly name: string;
-  readonly signature: string;
-  readonly algorithm: SignatureAlgorithm;
+  /** The event header's value, as the forge sent it. */
+  readonly nativeName: string;
+  /** The signatures to check: every HMAC-SHA256 one present, else the sha1 one, else the token. */
+  readonly signatures: readonly PresentSignature[];
+}
+
+/** A signature header found on a delivery. Internal. */
+export interface PresentSignature {
+  readonly scheme: SignatureScheme;
+  readonly value: string;
 }
 
 /** A refused delivery. */
 export type DeliveryFailure = Extract<DeliveryResult, { ok: false }>;
 
-const OPTION_KEYS = new Set(['secret', 'headers', 'allowSha1', 'maxBodyBytes', 'requireDeliveryId']);
-const HEADER_KEYS = new Set(['event', 'delivery', 'signature256', 'signature']);
+const OPTION_KEYS = new Set(['secret', 'forge', 'headers', 'allowSha1', 'maxBodyBytes', 'requireDeliveryId']);
+const HEADER_KEYS = new Set(['event', 'delivery', 'signature256', 'signature', 'token']);
 const resolvedCache = new WeakMap<object, ResolvedDeliveryOptions>();
 
 /**
@@ -57,14 +73,19 @@ const resolvedCache = new WeakMap<object, ResolvedDeliveryOptions>();
  * | no secret matches the signature | 401 | `invalid_signature` |
  * | body not a JSON object | 400 | `invalid_json` |
  *
- * When `X-Hub-Signature-256` is present only sha256 is checked; a sha1 `X-Hub-Signature` is used only when it
- * is the sole signature and `allowSha1` is on. The forge's `github_app_authorization` is reported as
+ * With `X-Hub-Signature-256` present only sha256 is checked; a sha1 `X-Hub-Signature` is used only when it is
+ * the sole signature and `allowSha1` is on. `forge` picks a preset (header names, signature scheme, event
+ * mapping; see docs/forges.md): every HMAC-SHA256 signature header present must match (Gitea's bare hex
+ * `X-Gitea-Signature` and its `X-Hub-Signature-256` alike), and GitLab's `X-Gitlab-Token` is compared in
+ * constant time with each secret. The result's `name` and `action` are the catalogue's where the forge's
+ * own event has a counterpart (`Merge Request Hook` + `open` -> `pull_request` + `opened`); `nativeName` and
+ * `nativeAction` keep the forge's own. The forge's `github_app_authorization` is reported as
  * `forge_app_authorization`.
  *
  * @throws TypeError when `options` are invalid (a programming error, not a bad delivery).
  * @example
  * ```ts
- * const result = readDelivery({ headers: event.headers, body: rawBody }, { secret });
+ * const result = readDelivery({ headers: event.headers, body: rawBody }, { secret, forge: 'gitlab' });
  * if (!result.ok) return { statusCode: result.status, body: JSON.stringify({ error: result }) };
  * ```
  * @see https://docs.github.com/en/webhooks/webhook-events-and-payloads#delivery-headers
@@ -96,12 +117,15 @@ export function resolveDeliveryOptions(options: DeliveryOptions): ResolvedDelive
   for (const key of Object.keys(headers)) {
     if (!HEADER_KEYS.has(key)) throw new TypeError(`unknown option "headers.${key}"`);
   }
+  const preset = resolvePreset(options.forge);
+  const event = headerName(headers.event, 'event');
+  const delivery = headerName(headers.delivery, 'delivery');
   const resolved: ResolvedDeliveryOptions = {
     secret: frozenSecret(checkSecret(options.secret)),
-    eventHeader: headerName(headers.event, DefaultHeaders.event, 'event'),
-    deliveryHeader: headerName(headers.delivery, DefaultHeaders.delivery, 'delivery'),
-    signature256Header: headerName(headers.signature256, DefaultHeaders.signature256, 'signature256'),
-    signatureHeader: headerName(headers.signature, DefaultHeaders.signature, 'signature'),
+    forge: preset.forge,
+    eventHeaders: event === undefined ? preset.eventHeaders : [event],
+    deliveryHeaders: delivery === undefined ? preset.deliveryHeaders : [delivery],
+    signatures: signatureSources(preset, headers),
     allowSha1: flag(options.allowSha1, true, 'allowSha1'),
     maxBodyBytes: positiveInteger(options.maxBodyBytes, DEFAULT_MAX_BODY_BYTES, 'maxBodyBytes'),
     requireDeliveryId: flag(options.requireDeliveryId, true, 'requireDeliveryId'),
@@ -128,27 +152,44 @@ export function readDeliveryHead(
       `content type ${type} is not supported, use "application/json"${hint ? ' in the webhook settings' : ''}`,
     );
   }
-  const rawName = readHeader(headers, options.eventHeader);
-  if (rawName === undefined) return missing(options.eventHeader);
-  const id = readHeader(headers, options.deliveryHeader);
-  if (id === undefined && options.requireDeliveryId) return missing(options.deliveryHeader);
+  const nativeName = firstHeader(headers, options.eventHeaders);
+  if (nativeName === undefined) return missing(options.eventHeaders[0] as string);
+  const id = firstHeader(headers, options.deliveryHeaders);
+  if (id === undefined && options.requireDeliveryId) return missing(options.deliveryHeaders[0] as string);
 
-  let signature = readHeader(headers, options.signature256Header);
-  let algorithm: SignatureAlgorithm = 'sha256';
-  if (signature === undefined) {
-    signature = readHeader(headers, options.signatureHeader);
-    if (signature === undefined) return missing(options.signature256Header);
+  let sha256: PresentSignature[] | undefined;
+  let sha1: PresentSignature | undefined;
+  let sha1Header: string | undefined;
+  let token: PresentSignature | undefined;
+  for (const source of options.signatures) {
+    const value = readHeader(headers, source.header);
+    if (source.scheme === 'sha1') sha1Header ??= source.header;
+    if (value === undefined) continue;
+    const present: PresentSignature = { scheme: source.scheme, value };
+    if (source.scheme === 'sha1') sha1 ??= present;
+    else if (source.scheme === 'token') token ??= present;
+    else if (sha256 === undefined) sha256 = [present];
+    else sha256.push(present);
+  }
+  let signatures: readonly PresentSignature[];
+  if (sha256 !== undefined) {
+    signatures = sha256; // never downgraded to sha1 when a sha256 signature is present
+  } else if (sha1 !== undefined) {
     if (!options.allowSha1) {
+      const primary = options.signatures.find((source) => source.scheme !== 'sha1') as SignatureSource;
       return failure(
         400,
         ErrorCodes.missingHeader,
-        `missing "${options.signature256Header}" header ("${options.signatureHeader}" sha1 signatures are disabled)`,
+        `missing "${primary.header}" header ("${sha1Header}" sha1 signatures are disabled)`,
       );
     }
-    algorithm = 'sha1';
+    signatures = [sha1];
+  } else if (token !== undefined) {
+    signatures = [token];
+  } else {
+    return missing((options.signatures[0] as SignatureSource).header);
   }
-  const name = neutralEventName(rawName);
-  return { ok: true, id: id ?? '', name, signature, algorithm };
+  return { ok: true, id: id ?? '', nativeName, signatures };
 }
 
 /** The body checks of `readDelivery` (size, signature, JSON), after `readDeliveryHead`. Internal. */
@@ -172,14 +213,16 @@ export function readDeliveryBody(
       `body is larger than the limit of ${options.maxBodyBytes} bytes`,
     );
   }
-  const parsed = parseSignature(head.signature);
-  if (
-    parsed === undefined ||
-    parsed.algorithm !== head.algorithm ||
-    rawBody.byteLength === 0 ||
-    !matchesDigest(options.secret, parsed.algorithm, parsed.expected, rawBody)
-  ) {
-    return failure(401, ErrorCodes.invalidSignature, 'signature does not match the body');
+  let verified = head.signatures.length > 0;
+  for (const signature of head.signatures) {
+    // An HMAC over no bytes proves nothing about the delivery; a token says nothing about the body anyway.
+    if (signature.scheme !== 'token' && rawBody.byteLength === 0) verified = false;
+    else if (!matchesScheme(options.secret, signature.scheme, signature.value, rawBody)) verified = false;
+  }
+  if (!verified) {
+    const what =
+      head.signatures[0]?.scheme === 'token' ? 'token does not match' : 'signature does not match the body';
+    return failure(401, ErrorCodes.invalidSignature, what);
   }
   let payload: unknown;
   try {
@@ -190,25 +233,37 @@ export function readDeliveryBody(
   if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
     return failure(400, ErrorCodes.invalidJson, 'body must be a JSON object');
   }
-  return { ok: true, id: head.id, name: head.name, payload, rawBody };
+  const route = routeForgeEvent(options.forge, head.nativeName, payload);
+  return {
+    ok: true,
+    id: head.id,
+    name: route.name,
+    action: route.action,
+    forge: options.forge,
+    nativeName: head.nativeName,
+    nativeAction: route.nativeAction,
+    payload,
+    rawBody,
+  };
 }
 
 /**
- * Reads one header case-insensitively; the first value of a repeated header; `undefined` when absent or
- * empty. Internal.
+ * Reads one header case-insensitively; the first value of a repeated header; `undefined` when absent, empty or
+ * not a string (a header map built from a JSON event can hold anything). Own properties only, so that nothing
+ * inherited (a header map with another prototype) passes for a header. Internal.
  */
 export function readHeader(headers: DeliveryRequest['headers'], name: string): string | undefined {
-  let value = headers[name];
+  let value: unknown = Object.hasOwn(headers, name) ? headers[name] : undefined;
   if (value === undefined) {
-    for (const key in headers) {
+    for (const key of Object.keys(headers)) {
       if (key.length === name.length && key.toLowerCase() === name) {
         value = headers[key];
         break;
       }
     }
   }
-  if (typeof value !== 'string') value = value?.[0];
-  return value === undefined || value.length === 0 ? undefined : value;
+  if (Array.isArray(value)) value = value[0];
+  return typeof value === 'string' && value.length > 0 ? value : undefined;
 }
 
 /** A copy of a secret list, so that later changes to the caller's array do not change what verifies. */
@@ -239,12 +294,52 @@ function safe(text: string): string {
   return clean.length > 64 ? `${clean.slice(0, 64)}...` : clean;
 }
 
-function headerName(value: unknown, fallback: string, field: string): string {
-  if (value === undefined) return fallback;
+function headerName(value: unknown, field: string): string | undefined {
+  if (value === undefined) return undefined;
   if (typeof value !== 'string' || value.length === 0) {
     throw new TypeError(`"headers.${field}" must be a non-empty string`);
   }
   return value.toLowerCase();
+}
+
+/** The first of `names` present on the request. */
+function firstHeader(headers: DeliveryRequest['headers'], names: readonly string[]): string | undefined {
+  for (const name of names) {
+    const value = readHeader(headers, name);
+    if (value !== undefined) return value;
+  }
+  return undefined;
+}
+
+/**
+ * The preset's signature sources with the explicit header options applied: `signature256` replaces its
+ * HMAC-SHA256 headers (keeping the preset's scheme), `signature` its sha1 header, `token` its token header.
+ */
+function signatureSources(preset: ForgePreset, headers: NonNullable<DeliveryOptions['headers']>) {
+  let sources = preset.signatures;
+  const overrides: [
+    field: 'signature256' | 'signature' | 'token',
+    test: (scheme: SignatureScheme) => boolean,
+  ][] = [
+    ['signature256', (scheme) => scheme === 'sha256' || scheme === 'hex-sha256'],
+    ['signature', (scheme) => scheme === 'sha1'],
+    ['token', (scheme) => scheme === 'token'],
+  ];
+  for (const [field, test] of overrides) {
+    const header = headerName(headers[field], field);
+    if (header === undefined) continue;
+    const first = sources.find((source) => test(source.scheme));
+    if (first === undefined) {
+      throw new TypeError(`"headers.${field}" does not apply to forge "${preset.forge}"`);
+    }
+    const replaced: SignatureSource[] = [];
+    for (const source of sources) {
+      if (source === first) replaced.push({ header, scheme: first.scheme });
+      else if (!test(source.scheme)) replaced.push(source);
+    }
+    sources = replaced;
+  }
+  return sources;
 }
 
 function flag(value: unknown, fallback: boolean, field: string): boolean {

@@ -30,8 +30,8 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 /**
  * Registers handlers by event name and dispatches events to them.
  *
- * - `receive({ id, name, payload })` starts, together, the `name.action` handlers (only when
- *   `payload.action` is a string), then the `name` handlers, then the `*` handlers, and waits for all.
+ * - `receive({ id, name, payload })` starts, together, the `name.action` handlers (only when the event's
+ *   `action`, or else `payload.action`, is a string), then the `name` handlers, then the `*` handlers, and waits for all.
  * - `transform` (may be async) runs once per handler, before it.
  * - When handlers fail, one `WebhookReceiveError` (an `AggregateError` with `.errors` and `.event`) goes to
  *   every `error` handler (async ones are not awaited; one that throws is only logged), then `receive`
@@ -142,9 +142,10 @@ export class EventHandler<TTransformed = unknown> {
     }
     const key = neutralEventName(name);
     const emitted: ReceivedEvent =
-      key === name && typeof event.id === 'string' ? event : { id: event.id ?? '', name: key, payload };
+      key === name && typeof event.id === 'string' ? event : { ...event, id: event.id ?? '', name: key };
 
-    const action = (payload as { action?: unknown }).action;
+    // A preset's mapped action (GitLab's `open` -> `opened`) wins over the payload's own field.
+    const action = Object.hasOwn(event, 'action') ? event.action : (payload as { action?: unknown }).action;
     const handlers = this.#handlers;
     const byAction = typeof action === 'string' ? handlers.get(`${key}.${action}`) : undefined;
     const byName = handlers.get(key);

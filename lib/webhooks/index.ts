@@ -34,6 +34,16 @@ export type {
   WebhookEvent,
   WebhookEventName,
 } from './event-types.js';
+export {
+  type Forge,
+  type ForgePreset,
+  type ForgeRoute,
+  Forges,
+  resolvePreset,
+  routeForgeEvent,
+  type SignatureScheme,
+  type SignatureSource,
+} from './forges.js';
 export { createNodeMiddleware, type NodeMiddleware } from './middleware.js';
 export {
   createProxyChannel,
@@ -47,7 +57,7 @@ export {
 export { ProxyChannelError, type ProxyChannelErrorCode, ProxyChannelErrorCodes } from './proxy-errors.js';
 export type { ProxyMessageKeys } from './proxy-message.js';
 export { serializePayload } from './serialize.js';
-export { sign } from './sign.js';
+export { type DeliveryHeadersOptions, deliveryHeaders, sign } from './sign.js';
 export type {
   DeliveryFailureStatus,
   DeliveryHeaderNames,

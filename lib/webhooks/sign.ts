@@ -1,15 +1,20 @@
 import { createHmac } from 'node:crypto';
+import { type Forge, resolvePreset } from './forges.js';
 import { checkSecret, hmacInput } from './hmac.js';
 import type { Secret, SignatureAlgorithm, SignaturePayload, SignOptions } from './types.js';
+
+const SIGN_OPTION_KEYS = new Set(['algorithm', 'forge']);
+const DELIVERY_HEADERS_OPTION_KEYS = new Set(['forge', 'name', 'id']);
 
 /**
  * Signs a payload with HMAC: returns `sha256=<64 lowercase hex>` (the `X-Hub-Signature-256` value) by default,
  * or `sha1=<40 hex>` (the `X-Hub-Signature` value) with `{ algorithm: 'sha1' }`. With several secrets, the
- * first one signs.
+ * first one signs. With `{ forge }`, the value of that forge's own signature header: the bare hex for
+ * `gitea` / `forgejo`, and for `gitlab` the token it sends, which is the first secret itself.
  *
  * @param payload - The exact body (a string is taken as UTF-8), or an object serialized the way the forge
  *   serializes (see `serializePayload`).
- * @throws TypeError when `secret` or `payload` is missing or empty, or `algorithm` is unknown.
+ * @throws TypeError when `secret` or `payload` is missing or empty, or `algorithm` or `forge` is unknown.
  * @example
  * ```ts
  * sign("It's a Secret to Everybody", 'Hello, World!');
@@ -20,10 +25,79 @@ import type { Secret, SignatureAlgorithm, SignaturePayload, SignOptions } from '
 export function sign(secret: Secret, payload: SignaturePayload, options?: SignOptions): string {
   const checked = checkSecret(secret);
   const data = hmacInput(payload);
+  if (options !== undefined && (options === null || typeof options !== 'object')) {
+    throw new TypeError('"options" must be an object');
+  }
+  for (const key of Object.keys(options ?? {})) {
+    if (!SIGN_OPTION_KEYS.has(key)) throw new TypeError(`unknown option "${key}"`);
+  }
   const algorithm: SignatureAlgorithm = options?.algorithm ?? 'sha256';
   if (algorithm !== 'sha256' && algorithm !== 'sha1') {
     throw new TypeError('"algorithm" must be "sha256" or "sha1"');
   }
-  const key = typeof checked === 'string' ? checked : (checked[0] as string);
-  return `${algorithm}=${createHmac(algorithm, key).update(data).digest('hex')}`;
+  const preset = resolvePreset(options?.forge);
+  const key = firstSecret(checked);
+  const scheme = (preset.signatures[0] as { scheme: string }).scheme;
+  if (scheme === 'token') return key;
+  const hex = createHmac(algorithm, key).update(data).digest('hex');
+  return scheme === 'hex-sha256' && algorithm === 'sha256' ? hex : `${algorithm}=${hex}`;
+}
+
+/** Options of `deliveryHeaders`. */
+export interface DeliveryHeadersOptions {
+  /** The forge whose headers to write. Default `'generic'`. */
+  forge?: Forge;
+  /** The forge's own event name (`push`, `Merge Request Hook`, `pullrequest:created`). Required. */
+  name: string;
+  /** The delivery id. Required. */
+  id: string;
+}
+
+/**
+ * The headers a forge sends with a delivery of `body`: content type, event and delivery id headers, and every
+ * signature header of its preset, signed with the first secret the way the forge signs (GitLab's token is the
+ * first secret itself). For tests, `npm run send` and replays.
+ *
+ * @throws TypeError when an argument is missing or empty, or `forge` is unknown.
+ * @example
+ * ```ts
+ * const headers = deliveryHeaders(secret, body, { forge: 'gitea', name: 'push', id: randomUUID() });
+ * await fetch(url, { method: 'POST', headers, body });
+ * ```
+ */
+export function deliveryHeaders(
+  secret: Secret,
+  body: string | Uint8Array,
+  options: DeliveryHeadersOptions,
+): Record<string, string> {
+  const checked = checkSecret(secret);
+  const data = hmacInput(body);
+  if (options === null || typeof options !== 'object') throw new TypeError('"options" must be an object');
+  for (const key of Object.keys(options)) {
+    if (!DELIVERY_HEADERS_OPTION_KEYS.has(key)) throw new TypeError(`unknown option "${key}"`);
+  }
+  for (const field of ['name', 'id'] as const) {
+    const value: unknown = options[field];
+    if (typeof value !== 'string' || value.length === 0) {
+      throw new TypeError(`"${field}" must be a non-empty string`);
+    }
+  }
+  const preset = resolvePreset(options.forge);
+  const key = firstSecret(checked);
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  for (const header of preset.eventHeaders) headers[header] = options.name;
+  for (const header of preset.deliveryHeaders) headers[header] = options.id;
+  for (const { header, scheme } of preset.signatures) {
+    if (scheme === 'token') headers[header] = key;
+    else {
+      const algorithm = scheme === 'sha1' ? 'sha1' : 'sha256';
+      const hex = createHmac(algorithm, key).update(data).digest('hex');
+      headers[header] = scheme === 'hex-sha256' ? hex : `${algorithm}=${hex}`;
+    }
+  }
+  return headers;
+}
+
+function firstSecret(secret: Secret): string {
+  return typeof secret === 'string' ? secret : (secret[0] as string);
 }

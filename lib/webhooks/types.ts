@@ -1,4 +1,5 @@
 import type { EmitterWebhookEventName, WebhookEvent } from './event-types.js';
+import type { Forge } from './forges.js';
 
 /**
  * One secret, or several during a rotation: `sign` uses the first, `verify` accepts a signature made with any.
@@ -18,6 +19,11 @@ export type SignatureAlgorithm = 'sha256' | 'sha1';
 export interface SignOptions {
   /** HMAC algorithm. Default `'sha256'`. */
   algorithm?: SignatureAlgorithm;
+  /**
+   * Sign the way this forge does: `sha256=<hex>` (generic, GitHub, Bitbucket), the bare hex (Gitea, Forgejo),
+   * or the token itself, which is the first secret (GitLab). Default `'generic'`.
+   */
+  forge?: Forge;
 }
 
 /** Names of the delivery headers, any case. */
@@ -30,6 +36,8 @@ export interface DeliveryHeaderNames {
   signature256?: string;
   /** HMAC-SHA1 signature header. Default `'x-hub-signature'`. */
   signature?: string;
+  /** Shared token header (the `gitlab` preset's `x-gitlab-token`); only with a token preset. */
+  token?: string;
 }
 
 /** One HTTP request as `readDelivery` sees it: no I/O, just the method, the headers and the raw body. */
@@ -46,7 +54,12 @@ export interface DeliveryRequest {
 export interface DeliveryOptions {
   /** Secret(s) the forge signs with. Required. */
   secret: Secret;
-  /** Header names. Defaults: `x-forge-event`, `x-forge-delivery`, `x-hub-signature-256`, `x-hub-signature`. */
+  /** The forge's preset: header names, signature scheme, event mapping. Default `'generic'`. */
+  forge?: Forge;
+  /**
+   * Header names; each overrides the preset's. Defaults (generic): `x-forge-event`, `x-forge-delivery`,
+   * `x-hub-signature-256`, `x-hub-signature`.
+   */
   headers?: DeliveryHeaderNames;
   /** Accept a sha1 signature when it is the only one. Default `true`. */
   allowSha1?: boolean;
@@ -64,7 +77,23 @@ export type DeliveryFailureStatus = 400 | 401 | 404 | 413 | 415;
  * answer with.
  */
 export type DeliveryResult =
-  | { ok: true; id: string; name: string; payload: unknown; rawBody: Buffer }
+  | {
+      ok: true;
+      /** Delivery id (`''` when absent and not required). */
+      id: string;
+      /** Catalogue event name where the forge's event has one (`pull_request`), else the forge's own name. */
+      name: string;
+      /** Catalogue action (`opened`), the forge's own where none corresponds, or `undefined`. */
+      action: string | undefined;
+      /** The preset the delivery was read with. */
+      forge: Forge;
+      /** The event header's value as the forge sent it (`Merge Request Hook`, `pullrequest:created`). */
+      nativeName: string;
+      /** The forge's own action (`open`), or `undefined`. */
+      nativeAction: string | undefined;
+      payload: unknown;
+      rawBody: Buffer;
+    }
   | { ok: false; status: DeliveryFailureStatus; code: string; message: string };
 
 /** Where warnings and errors of the toolset go. Default `console`. */
@@ -79,6 +108,17 @@ export interface ReceivedEvent {
   id?: string;
   /** Event name, from the event header. */
   name: string;
+  /**
+   * The action `name.action` handlers are chosen by. When the key is present (even `undefined`) it wins over
+   * `payload.action`; a forge preset sets it from the forge's own action (GitLab's `object_attributes.action`).
+   */
+  action?: string | undefined;
+  /** The forge preset the delivery was read with, when it came through one. */
+  forge?: Forge;
+  /** The forge's own event name, when it came through a preset. */
+  nativeName?: string;
+  /** The forge's own action, when it came through a preset. */
+  nativeAction?: string | undefined;
   /** The parsed payload (a JSON object). */
   payload: unknown;
 }
@@ -153,6 +193,8 @@ export interface EventHandlerOptions<TTransformed = unknown> {
 export interface WebhooksOptions<TTransformed = unknown> extends EventHandlerOptions<TTransformed> {
   /** Secret(s) configured on the forge; several during a rotation (the first signs). Required. */
   secret: Secret;
+  /** The forge's preset: header names, signature scheme, event mapping (docs/forges.md). Default `'generic'`. */
+  forge?: Forge;
   /** Path the middleware answers on. Default `'/'`. */
   path?: string;
   /** Delivery header names. Defaults: `x-forge-event`, `x-forge-delivery`, `x-hub-signature-256`, `x-hub-signature`. */

@@ -1,4 +1,5 @@
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { SignatureScheme } from './forges.js';
 import { checkSecret, DIGEST_HEX_LENGTH, hexDigestBytes, hmacInput } from './hmac.js';
 import type { Secret, SignatureAlgorithm, SignaturePayload } from './types.js';
 
@@ -69,6 +70,39 @@ export function matchesDigest(
   for (const key of secret) {
     // Every secret is tried, so the time taken does not tell which one matched.
     if (timingSafeEqual(hexDigestBytes(algorithm, key, data), expected)) match = true;
+  }
+  return match;
+}
+
+/**
+ * Whether a signature header's value, read under its scheme, proves the delivery with any of the secrets:
+ * `sha256=<hex>` / `sha1=<hex>` (the prefix must name the scheme's algorithm), bare lowercase hex
+ * (HMAC-SHA256), or the shared token itself. Internal.
+ */
+export function matchesScheme(
+  secret: Secret,
+  scheme: SignatureScheme,
+  value: string,
+  data: string | Uint8Array,
+): boolean {
+  if (scheme === 'token') return matchesToken(secret, value);
+  if (scheme === 'hex-sha256') {
+    const expected = Buffer.from(value, 'utf8');
+    return expected.length === DIGEST_HEX_LENGTH.sha256 && matchesDigest(secret, 'sha256', expected, data);
+  }
+  const parsed = parseSignature(value);
+  return parsed?.algorithm === scheme && matchesDigest(secret, scheme, parsed.expected, data);
+}
+
+/**
+ * Whether `token` equals any of the secrets, in constant time: both sides are hashed first, so neither the
+ * length nor the content of a secret shows in the time taken, and every secret is compared. Internal.
+ */
+export function matchesToken(secret: Secret, token: string): boolean {
+  const given = createHash('sha256').update(token, 'utf8').digest();
+  let match = false;
+  for (const key of typeof secret === 'string' ? [secret] : secret) {
+    if (timingSafeEqual(createHash('sha256').update(key, 'utf8').digest(), given)) match = true;
   }
   return match;
 }

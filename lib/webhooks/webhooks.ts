@@ -4,6 +4,7 @@ import { resolveDeliveryOptions } from './delivery.js';
 import { WebhookPayloadError, WebhookVerificationError } from './errors.js';
 import { EventHandler } from './event-handler.js';
 import type { EmitterWebhookEventName } from './event-types.js';
+import { routeForgeEvent } from './forges.js';
 import { hmacInput } from './hmac.js';
 import { createNodeMiddleware, type NodeMiddleware } from './middleware.js';
 import { sign } from './sign.js';
@@ -20,10 +21,11 @@ import type {
   WebhooksOptions,
   WildcardHandlerFunction,
 } from './types.js';
-import { parseSignature, verifyChecked } from './verify.js';
+import { matchesScheme, parseSignature } from './verify.js';
 
 const WEBHOOKS_OPTION_KEYS = new Set([
   'secret',
+  'forge',
   'path',
   'transform',
   'log',
@@ -37,8 +39,8 @@ const WEBHOOKS_OPTION_KEYS = new Set([
 /**
  * The webhook toolset behind one secret (or several during a rotation: the first signs, each verifies).
  *
- * Defaults (one place): `path` `'/'`, header names `x-forge-event` / `x-forge-delivery` /
- * `x-hub-signature-256` / `x-hub-signature`, `allowSha1` `true`, `maxBodyBytes` 25 MiB, `requireDeliveryId`
+ * Defaults (one place): `forge` `'generic'`, `path` `'/'`, header names `x-forge-event` / `x-forge-delivery`
+ * / `x-hub-signature-256` / `x-hub-signature` (a `forge` preset sets its own), `allowSha1` `true`, `maxBodyBytes` 25 MiB, `requireDeliveryId`
  * `true`, `timeout` 9000 ms, `log` `console`.
  *
  * @example
@@ -69,6 +71,7 @@ export class Webhooks<TTransformed = unknown> {
       throw new TypeError('"timeout" must be a positive integer');
     }
     const deliveryOptions: DeliveryOptions = { secret: options.secret };
+    if (options.forge !== undefined) deliveryOptions.forge = options.forge;
     if (options.headers !== undefined) deliveryOptions.headers = options.headers;
     if (options.allowSha1 !== undefined) deliveryOptions.allowSha1 = options.allowSha1;
     if (options.maxBodyBytes !== undefined) deliveryOptions.maxBodyBytes = options.maxBodyBytes;
@@ -97,11 +100,13 @@ export class Webhooks<TTransformed = unknown> {
   }
 
   /**
-   * Signs a payload with the first secret: `sha256=<hex>` (or `sha1=<hex>` with `{ algorithm: 'sha1' }`).
+   * Signs a payload with the first secret: `sha256=<hex>` (or `sha1=<hex>` with `{ algorithm: 'sha1' }`), or
+   * the instance's forge's own signature value (bare hex for Gitea and Forgejo, the token for GitLab).
    * @throws TypeError when `payload` is missing or empty.
    */
   sign(payload: SignaturePayload, options?: SignOptions): string {
-    return sign(this.#config.delivery.secret, payload, options);
+    const { forge } = this.#config.delivery;
+    return sign(this.#config.delivery.secret, payload, forge === 'generic' ? options : { forge, ...options });
   }
 
   /**
@@ -114,8 +119,24 @@ export class Webhooks<TTransformed = unknown> {
     if (typeof signature !== 'string' || signature.length === 0) {
       throw new TypeError('"signature" must be a non-empty string');
     }
-    if (!this.#config.delivery.allowSha1 && signature.startsWith('sha1=')) return false;
-    return verifyChecked(this.#config.delivery.secret, data, signature);
+    return this.#verifies(data, signature);
+  }
+
+  /**
+   * Whether a signature value proves `data` under the instance's forge: `sha256=<hex>` (or, with `allowSha1`,
+   * `sha1=<hex>`); for Gitea and Forgejo also the bare hex; for GitLab the token, compared in constant time.
+   */
+  #verifies(data: string | Uint8Array, signature: string): boolean {
+    const { secret, forge, allowSha1 } = this.#config.delivery;
+    if (forge === 'gitlab') return matchesScheme(secret, 'token', signature, data);
+    const algorithm = parseSignature(signature)?.algorithm;
+    if (algorithm === undefined) {
+      return (
+        (forge === 'gitea' || forge === 'forgejo') && matchesScheme(secret, 'hex-sha256', signature, data)
+      );
+    }
+    if (algorithm === 'sha1' && !allowSha1) return false;
+    return matchesScheme(secret, algorithm, signature, data);
   }
 
   /**
@@ -171,7 +192,9 @@ export class Webhooks<TTransformed = unknown> {
    * the `error` handlers; so is a verified body that is not a JSON object (`WebhookPayloadError`).
    *
    * @param event - `{ id, name, payload, signature }`; `payload` is best the raw body (string or bytes),
-   *   which is verified byte for byte and then parsed; an object is re-serialized the forge's way.
+   *   which is verified byte for byte and then parsed; an object is re-serialized the forge's way. With a
+   *   `forge` preset, `name` is the forge's own event name (mapped onto the catalogue's event and action)
+   *   and `signature` its own signature header's value (GitLab: the `X-Gitlab-Token` value).
    */
   verifyAndReceive(event: SignedEvent): Promise<void> {
     if (event === null || typeof event !== 'object') {
@@ -198,9 +221,7 @@ export class Webhooks<TTransformed = unknown> {
         }),
       );
     }
-    const { delivery } = this.#config;
-    const sha1Refused = !delivery.allowSha1 && parseSignature(signature)?.algorithm === 'sha1';
-    if (sha1Refused || !verifyChecked(delivery.secret, data, signature)) {
+    if (!this.#verifies(data, signature)) {
       return this.#reject(
         new WebhookVerificationError('signature does not match the payload', {
           code: ErrorCodes.invalidSignature,
@@ -223,7 +244,18 @@ export class Webhooks<TTransformed = unknown> {
         return this.#reject(new WebhookPayloadError('payload must be a JSON object', { event: failed }));
       }
     }
-    return this.#handler.receive({ id, name, payload: parsed });
+    const { forge } = this.#config.delivery;
+    if (forge === 'generic') return this.#handler.receive({ id, name, payload: parsed });
+    const route = routeForgeEvent(forge, name, parsed);
+    return this.#handler.receive({
+      id,
+      name: route.name,
+      action: route.action,
+      forge,
+      nativeName: name,
+      nativeAction: route.nativeAction,
+      payload: parsed,
+    });
   }
 
   #reject(error: WebhookVerificationError | WebhookPayloadError): Promise<never> {

@@ -33,6 +33,10 @@ describe('readDelivery()', () => {
       ok: true,
       id: 'delivery-1',
       name: 'issues',
+      action: 'opened',
+      forge: 'generic',
+      nativeName: 'issues',
+      nativeAction: 'opened',
       payload: JSON.parse(BODY),
       rawBody: Buffer.from(BODY, 'utf8'),
     });
