@@ -243,16 +243,34 @@ function refuse(response: Response, message: string, raiseErrors: boolean): Resp
   return response;
 }
 
-/** Whether a body carries one of the secrets, raw or in any encoding the library or a caller writes. */
+/** Whether a text or body carries one of the secrets, raw or in any encoding the library or a caller writes. */
 function carriesSecret(body: string | Uint8Array, secrets: ReadonlyArray<string | undefined>): boolean {
   const text = typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
   for (const secret of secrets) {
     if (secret === undefined || secret === '') continue;
-    const forms = [secret, encodeURIComponent(secret), percentEncode(secret), formEncode(secret)];
-    forms.push(JSON.stringify(secret).slice(1, -1));
+    const json = JSON.stringify(secret).slice(1, -1);
+    const forms = [secret, encodeURIComponent(secret), percentEncode(secret), formEncode(secret), json];
+    forms.push(JSON.stringify(json).slice(1, -1));
     if (forms.some((form) => text.includes(form))) return true;
   }
   return false;
+}
+
+/** Headers a browser never carries to another origin (Fetch), whatever their value. */
+const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'] as const;
+
+/**
+ * Drops the headers that must not reach another origin: the credential headers, and any header whose value
+ * carries a secret of the request (a token a caller put in `x-api-key`, say).
+ */
+function dropSecretHeaders(
+  headers: Record<string, string>,
+  secrets: ReadonlyArray<string | undefined>,
+): void {
+  for (const name of CREDENTIAL_HEADERS) delete headers[name];
+  for (const [name, value] of Object.entries(headers)) {
+    if (carriesSecret(value, secrets)) delete headers[name];
+  }
 }
 
 /** Removes the query parameters whose value is a secret: the token in query mode, under any `param_name`. */
@@ -502,7 +520,8 @@ export class Client {
           delete headers['content-length'];
         }
         if (next.origin !== new URL(request.url).origin) {
-          delete headers.authorization;
+          // Refused rather than stripped: the body is the caller's payload, and a body without its token is
+          // a different request the caller never made.
           if (body !== undefined && carriesSecret(body, secrets)) {
             return refuse(
               response,
@@ -511,6 +530,16 @@ export class Client {
             );
           }
           dropSecretParams(next, secrets);
+          // A token left in the path or under a second encoding of the query (a careless server rewrote it):
+          // the hop is refused, never sent.
+          if (carriesSecret(`${next.pathname}${next.search}`, secrets)) {
+            return refuse(
+              response,
+              `${redirectPhrase(status, location, request.url)} not followed: the target URL carries a token or secret and is another origin`,
+              raiseErrors,
+            );
+          }
+          dropSecretHeaders(headers, secrets);
         }
         target = next.href;
         continue;

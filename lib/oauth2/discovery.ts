@@ -1,6 +1,15 @@
 import { DiscoveryError } from './errors.js';
 import type { Response } from './response.js';
 
+/** The endpoints a client is built with from a document: each must be an absolute http(s) URL. */
+const ENDPOINT_KEYS = ['authorization_endpoint', 'token_endpoint', 'revocation_endpoint'] as const;
+
+function isHttpUrl(value: string): boolean {
+  if (!URL.canParse(value)) return false;
+  const { protocol } = new URL(value);
+  return protocol === 'http:' || protocol === 'https:';
+}
+
 /**
  * The discovery document locations for an issuer, in the order they are tried: OpenID Connect
  * (appended to the issuer's path), then RFC 8414 (inserted before it).
@@ -60,6 +69,15 @@ export async function discoverMetadata(
     }
     if (typeof metadata.token_endpoint !== 'string' && typeof metadata.authorization_endpoint !== 'string') {
       throw new DiscoveryError('invalid_metadata', `discovery document of "${issuer}" names no endpoints`);
+    }
+    for (const key of ENDPOINT_KEYS) {
+      const value = metadata[key];
+      if (typeof value === 'string' && !isHttpUrl(value)) {
+        throw new DiscoveryError(
+          'invalid_metadata',
+          `discovery document of "${issuer}" has a "${key}" that is not an http or https URL`,
+        );
+      }
     }
     return metadata;
   }

@@ -24,8 +24,12 @@ function toHeaders(raw: IncomingHttpHeaders | Record<string, string | string[] |
   return headers;
 }
 
-/** The bytes a `content-length` header announces (`NaN` when absent or unreadable). */
-function declaredLength(value: string | string[] | null | undefined): number {
+/**
+ * The body bytes a `content-length` header announces (`NaN` when absent or unreadable). A response to HEAD,
+ * a 204 and a 304 have no body: their `content-length` describes another response and is not a size.
+ */
+function declaredLength(value: string | string[] | null | undefined, method: string, status: number): number {
+  if (method === 'HEAD' || status === 204 || status === 304) return Number.NaN;
   return typeof value === 'string' ? Number(value) : Number.NaN;
 }
 
@@ -168,7 +172,7 @@ export class Transport {
     return {
       status: res.status,
       headers: res.headers,
-      body: await readFetchBody(res, limit),
+      body: await readFetchBody(res, request.method, limit),
       url: request.url,
     };
   }
@@ -189,7 +193,7 @@ export class Transport {
       signal,
     });
     const headers = toHeaders(res.headers);
-    if (declaredLength(res.headers['content-length']) > limit) {
+    if (declaredLength(res.headers['content-length'], request.method, res.statusCode) > limit) {
       res.body.destroy();
       throw new TooLarge(res.statusCode, headers);
     }
@@ -230,7 +234,7 @@ export class Transport {
           res.destroy();
           reject(new TooLarge(status, toHeaders(res.headers)));
         };
-        if (declaredLength(res.headers['content-length']) > limit) {
+        if (declaredLength(res.headers['content-length'], request.method, status) > limit) {
           tooLarge();
           return;
         }
@@ -274,33 +278,68 @@ export class Transport {
   }
 }
 
+/** A fetch-like's body stream: a web `ReadableStream`, or a Node `Readable` (node-fetch and the like). */
+type BodyStream = {
+  getReader?: () => ReadableStreamDefaultReader<Uint8Array>;
+  cancel?: () => Promise<void>;
+  destroy?: () => void;
+  [Symbol.asyncIterator]?: () => AsyncIterator<Uint8Array | string>;
+};
+
+function discard(stream: BodyStream): void {
+  if (typeof stream.cancel === 'function') void stream.cancel().catch(() => undefined);
+  else if (typeof stream.destroy === 'function') stream.destroy();
+}
+
+/** The chunks of a body stream, web or Node, as bytes. */
+async function* chunksOf(stream: BodyStream): AsyncGenerator<Uint8Array> {
+  if (typeof stream.getReader === 'function') {
+    const reader = stream.getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        yield value;
+      }
+    } finally {
+      // Leaving early (past the limit) cancels the stream: the rest is never downloaded.
+      void reader.cancel().catch(() => undefined);
+    }
+  }
+  try {
+    for await (const chunk of stream as AsyncIterable<Uint8Array | string>) {
+      yield typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    }
+  } finally {
+    discard(stream);
+  }
+}
+
 /**
- * Reads a custom fetch's body up to `limit` bytes: from its stream when it has one (cancelled past the
- * limit), else through `text()` (a fetch-like without a stream cannot be stopped early, only refused).
+ * Reads a custom fetch's body up to `limit` bytes: from its stream when it has one (web or Node, stopped
+ * past the limit), else through `text()` (a fetch-like without a stream cannot be stopped early, only
+ * refused).
  */
-async function readFetchBody(res: FetchResponseLike, limit: number): Promise<string> {
-  const stream = res.body;
-  if (declaredLength(res.headers.get('content-length')) > limit) {
-    if (stream != null) void stream.cancel().catch(() => undefined);
+async function readFetchBody(res: FetchResponseLike, method: string, limit: number): Promise<string> {
+  const stream = (res.body ?? undefined) as BodyStream | undefined;
+  if (declaredLength(res.headers.get('content-length'), method, res.status) > limit) {
+    if (stream !== undefined) discard(stream);
     throw new TooLarge(res.status, res.headers);
   }
-  if (stream == null || typeof stream.getReader !== 'function') {
+  if (
+    stream === undefined ||
+    (typeof stream.getReader !== 'function' && typeof stream[Symbol.asyncIterator] !== 'function')
+  ) {
     const text = await res.text();
     if (Buffer.byteLength(text) > limit) throw new TooLarge(res.status, res.headers);
     return text;
   }
-  const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      void reader.cancel().catch(() => undefined);
-      throw new TooLarge(res.status, res.headers);
-    }
-    chunks.push(value);
+  for await (const chunk of chunksOf(stream)) {
+    size += chunk.byteLength;
+    if (size > limit) throw new TooLarge(res.status, res.headers);
+    chunks.push(chunk);
   }
   return Buffer.concat(chunks, size).toString('utf8');
 }
