@@ -95,6 +95,12 @@ function lambdaSource(config: GitHubAppConfig = appConfig(), aheadMs = 0) {
   });
 }
 
+/** The app entry that names the account its installation is looked up by, instead of the installation id. */
+function byAccount(account: string, overrides: Partial<GitHubAppConfig> = {}): GitHubAppConfig {
+  const { installationId: _, ...config } = appConfig(overrides);
+  return { ...config, account };
+}
+
 async function storedItem(config: GitHubAppConfig = appConfig()) {
   const source = lambdaSource(config);
   return (await ddb.documentClient().send(new GetCommand({ TableName: tokens, Key: { pk: source.key } })))
@@ -335,11 +341,11 @@ describe('GitHub App installation tokens against DynamoDB Local and the local fo
 
   it('looks the installation up by account with the app JWT, org first, once per process', async () => {
     const start = forgeApi.requests().length;
-    const byOrg = lambdaSource(appConfig({ installationId: undefined, account: 'octo-org' }));
+    const byOrg = lambdaSource(byAccount('octo-org'));
     const store = await byOrg.store();
     await store.get();
     await store.refresh({ force: true });
-    const byUser = lambdaSource(appConfig({ installationId: undefined, account: 'octocat' }));
+    const byUser = lambdaSource(byAccount('octocat'));
     const user = await (await byUser.store()).get();
     const paths = forgeApi
       .requests()
@@ -357,11 +363,7 @@ describe('GitHub App installation tokens against DynamoDB Local and the local fo
     expect(byUser.key).toBe(
       tokenPartitionKey({ provider: 'github', clientId: `app/${APP_ID}`, scope: 'account/octocat' }),
     );
-    const unknown = await (
-      await lambdaSource(
-        appConfig({ installationId: undefined, account: 'nobody', accountType: 'user' }),
-      ).store()
-    )
+    const unknown = await (await lambdaSource(byAccount('nobody', { accountType: 'user' })).store())
       .get()
       .catch((caught: unknown) => caught);
     expect(((unknown as Error).cause as Error).message).toBe(
