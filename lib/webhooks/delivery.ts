@@ -17,6 +17,7 @@ import type {
   DeliveryOptions,
   DeliveryRequest,
   DeliveryResult,
+  ReceivedEvent,
   Secret,
 } from './types.js';
 import { matchesScheme } from './verify.js';
@@ -245,6 +246,17 @@ export function readDeliveryBody(
     payload,
     rawBody,
   };
+}
+
+/**
+ * The event a verified delivery is dispatched as: `{ id, name, payload }` for the generic preset (as before
+ * presets), plus the mapped `action`, `forge` and the forge's own names for any other. Internal.
+ */
+export function receivedEvent(result: Extract<DeliveryResult, { ok: true }>): ReceivedEvent {
+  const { id, name, payload } = result;
+  if (result.forge === 'generic') return { id, name, payload };
+  const { action, forge, nativeName, nativeAction } = result;
+  return { id, name, action, forge, nativeName, nativeAction, payload };
 }
 
 /**

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { type HasWebhooksConfig, kWebhooksConfig } from './config.js';
 import { ErrorCodes } from './constants.js';
-import { readDeliveryBody, readDeliveryHead } from './delivery.js';
+import { readDeliveryBody, readDeliveryHead, receivedEvent } from './delivery.js';
 import type { MiddlewareOptions } from './types.js';
 
 /** A request listener for `http.createServer()` and Express/Connect-style frameworks. It never rejects. */
@@ -129,7 +129,7 @@ export function createNodeMiddleware(
     const result = readDeliveryBody(body, head, delivery);
     if (!result.ok) return sendError(response, result.status, result.code, result.message);
 
-    const receiving = receive({ id: result.id, name: result.name, payload: result.payload });
+    const receiving = receive(receivedEvent(result));
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<typeof TIMED_OUT>((resolve) => {
       timer = setTimeout(resolve, timeout, TIMED_OUT);
