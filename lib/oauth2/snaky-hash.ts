@@ -12,15 +12,19 @@ export type HashExtension = (hash: Record<string, unknown>) => Record<string, un
  * (`first name` -> `first_name`, `foo__bar` -> `foo_bar`, `a::b` -> `a/b`).
  */
 export function toSnakeCase(key: string): string {
-  return key
-    .trim()
-    .replace(/ /g, '_')
-    .replace(/::/g, '/')
-    .replace(/([A-Z\d]+)([A-Z][a-z])/g, '$1_$2')
-    .replace(/([a-z\d])([A-Z])/g, '$1_$2')
-    .replace(/-/g, '_')
-    .replace(/_{2,}/g, '_')
-    .toLowerCase();
+  return (
+    key
+      .trim()
+      .replace(/ /g, '_')
+      .replace(/::/g, '/')
+      // `ABCDef` -> `ABC_Def` with lookarounds: the gem's `([A-Z\d]+)([A-Z][a-z])` backtracks quadratically on a
+      // long run of capitals, which a hostile server's key would turn into minutes of blocked event loop.
+      .replace(/(?<=[A-Z\d])(?=[A-Z][a-z])/g, '_')
+      .replace(/([a-z\d])([A-Z])/g, '$1_$2')
+      .replace(/-/g, '_')
+      .replace(/_{2,}/g, '_')
+      .toLowerCase()
+  );
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -18,6 +18,35 @@ describe('toSnakeCase()', () => {
   ])('turns %s into %s', (input, output) => {
     expect(toSnakeCase(input)).toBe(output);
   });
+
+  it("splits an acronym run exactly as the gem's ([A-Z\\d]+)([A-Z][a-z]) does, for any key", () => {
+    const gem = (key: string): string => key.replace(/([A-Z\d]+)([A-Z][a-z])/g, '$1_$2');
+    const alphabet = fc.constantFrom('A', 'B', 'Z', 'a', 'b', 'z', '1', '9', '_', '-', ' ', ':');
+    fc.assert(
+      fc.property(
+        fc.array(alphabet, { maxLength: 24 }).map((chars) => chars.join('')),
+        (key) => {
+          const expected = gem(key.trim().replace(/ /g, '_').replace(/::/g, '/'))
+            .replace(/([a-z\d])([A-Z])/g, '$1_$2')
+            .replace(/-/g, '_')
+            .replace(/_{2,}/g, '_')
+            .toLowerCase();
+          expect(toSnakeCase(key)).toBe(expected);
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('handles a 200,000-character run of capitals from a hostile server in linear time', () => {
+    // With no lowercase letter after the run, the gem's regex backtracks from every start position: quadratic,
+    // minutes of blocked event loop (past the test timeout).
+    const run = 'A'.repeat(200_000);
+    expect(toSnakeCase(run)).toBe('a'.repeat(200_000));
+    expect(toSnakeCase(`${run}Bc`)).toBe(`${'a'.repeat(200_000)}_bc`);
+    const parsed = json({ [run]: 1 }).parsed as Record<string, unknown>;
+    expect(Object.keys(parsed)).toEqual(['a'.repeat(200_000)]);
+  });
 });
 
 describe('Response#parsed', () => {
