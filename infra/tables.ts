@@ -3,7 +3,7 @@
  * declares them for CloudFormation, and as the local stack and the tests create them in DynamoDB Local.
  */
 import type { AttributeDefinition, CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
-import { DedupeTable, TokenTable } from '../lib/aws/constants.js';
+import { DedupeTable, DeliveryLogTable, TokenTable } from '../lib/aws/constants.js';
 
 /**
  * One table: its partition key (a string) and its TTL attribute.
@@ -18,16 +18,28 @@ export interface TableDefinition {
   /** Logical id in serverless.yml (`infra/tables.yml`). */
   logicalId: string;
   partitionKey: string;
+  /** A string sort key, when the table has one. */
+  sortKey?: string;
   /** Attribute holding the expiry in epoch seconds; TTL is enabled on it. */
   ttlAttribute: string;
-  /** A sparse global secondary index (string partition key, number sort key, keys only). */
-  index?: { name: string; partitionKey: string; sortKey: string };
+  /**
+   * A global secondary index: string partition key, a number sort key unless `sortKeyType` says `S`, and keys
+   * only unless `include` names the other attributes it holds.
+   */
+  index?: {
+    name: string;
+    partitionKey: string;
+    sortKey: string;
+    sortKeyType?: 'S' | 'N';
+    include?: readonly string[];
+  };
 }
 
 /**
  * The dedupe table (partition key `pk`, TTL on `expiresAt`, sparse index `queue-due` on `queue` + `dueAt` for
- * the retrier) and the token table (partition key `pk`; the
- * store keeps the token's own expiry in `tokenExpiresAt`, so TTL on `expiresAt` never purges a live token).
+ * the retrier), the token table (partition key `pk`; the
+ * store keeps the token's own expiry in `tokenExpiresAt`, so TTL on `expiresAt` never purges a live token) and
+ * the delivery log (`pk` + `sk`, TTL on `expiresAt`, index `by-day` on `day` + `at` holding the summaries).
  *
  * @example
  * ```ts
@@ -47,10 +59,24 @@ export const TableDefinitions = {
     },
   },
   tokens: { logicalId: 'TokenTable', partitionKey: TokenTable.partitionKey, ttlAttribute: 'expiresAt' },
+  deliveries: {
+    logicalId: 'DeliveriesTable',
+    partitionKey: DeliveryLogTable.partitionKey,
+    sortKey: DeliveryLogTable.sortKey,
+    ttlAttribute: DeliveryLogTable.ttlAttribute,
+    index: {
+      name: DeliveryLogTable.listIndex,
+      partitionKey: DeliveryLogTable.dayAttribute,
+      sortKey: DeliveryLogTable.atAttribute,
+      sortKeyType: 'S',
+      include: DeliveryLogTable.listAttributes,
+    },
+  },
 } as const satisfies Record<string, TableDefinition>;
 
 /**
- * The `CreateTable` request of a definition: on-demand, one string partition key, and its index if it has one.
+ * The `CreateTable` request of a definition: on-demand, a string partition key (and sort key, if it has one),
+ * and its index if it has one.
  *
  * @example
  * ```ts
@@ -66,11 +92,15 @@ export function createTableInput(definition: TableDefinition, tableName: string)
     AttributeDefinitions: attributes,
     KeySchema: [{ AttributeName: definition.partitionKey, KeyType: 'HASH' }],
   };
+  if (definition.sortKey !== undefined) {
+    attributes.push({ AttributeName: definition.sortKey, AttributeType: 'S' });
+    input.KeySchema?.push({ AttributeName: definition.sortKey, KeyType: 'RANGE' });
+  }
   if ('index' in definition && definition.index !== undefined) {
     const { index } = definition;
     attributes.push(
       { AttributeName: index.partitionKey, AttributeType: 'S' },
-      { AttributeName: index.sortKey, AttributeType: 'N' },
+      { AttributeName: index.sortKey, AttributeType: index.sortKeyType ?? 'N' },
     );
     input.GlobalSecondaryIndexes = [
       {
@@ -79,7 +109,10 @@ export function createTableInput(definition: TableDefinition, tableName: string)
           { AttributeName: index.partitionKey, KeyType: 'HASH' },
           { AttributeName: index.sortKey, KeyType: 'RANGE' },
         ],
-        Projection: { ProjectionType: 'KEYS_ONLY' },
+        Projection:
+          index.include === undefined
+            ? { ProjectionType: 'KEYS_ONLY' }
+            : { ProjectionType: 'INCLUDE', NonKeyAttributes: [...index.include] },
       },
     ];
   }

@@ -62,6 +62,17 @@ export const AwsDefaults = {
   queueConcurrency: 4,
   /** CloudWatch namespace of the retrier's metrics (embedded metric format). */
   metricNamespace: 'forgebridge',
+  /** Lifetime of a delivery log record: 14 days. */
+  deliveryLogTtlSeconds: 14 * 24 * 60 * 60,
+  /**
+   * Write shards of one day in the delivery log's list index: each shard is its own index partition (about
+   * 1,000 writes per second each), so a day takes 4,000 deliveries per second before its index throttles.
+   */
+  deliveryLogIndexShards: 4,
+  /** Largest raw body a delivery log record keeps inline when payloads are stored (items stop at 400 KB). */
+  deliveryLogPayloadMaxBytes: 300 * 1024,
+  /** Records a delivery log `list` returns when no `limit` is given. */
+  deliveryLogListLimit: 50,
 } as const;
 
 /**
@@ -87,6 +98,41 @@ export const DedupeTable = {
   queueAttribute: 'queue',
   /** Sort key of {@link DedupeTable.queueIndex} (N, epoch ms): when the record may be tried (again). */
   dueAttribute: 'dueAt',
+} as const;
+
+/** Attribute names of the delivery log table. `infra/tables.ts` and `infra/tables.yml` declare the same. */
+export const DeliveryLogTable = {
+  /** Partition key (S): `delivery#<dedupe key>` for a delivery, `request#<record id>` for one without a usable id. */
+  partitionKey: 'pk',
+  /** Sort key (S): `record#<at>` for each request answered, `subscribers` for the subscribers' outcomes. */
+  sortKey: 'sk',
+  /** TTL attribute (N, epoch seconds). */
+  ttlAttribute: 'expiresAt',
+  /** Index listing the records newest first, one partition per day and write shard. */
+  listIndex: 'by-day',
+  /** Partition key of {@link DeliveryLogTable.listIndex} (S): `<YYYY-MM-DD>#<shard>`, the UTC day received. */
+  dayAttribute: 'day',
+  /** Sort key of {@link DeliveryLogTable.listIndex} (S): `<ISO receivedAt>#<record id>`, unique and time-ordered. */
+  atAttribute: 'at',
+  /** The summary attributes the list index holds besides the keys (never headers nor the body). */
+  listAttributes: [
+    'recordId',
+    'deliveryId',
+    'receivedAt',
+    'event',
+    'action',
+    'forge',
+    'source',
+    'verdict',
+    'reason',
+    'httpStatus',
+    'outcome',
+    'errorCode',
+    'bodyBytes',
+    'eventId',
+    'payloadRef',
+    'expiresAt',
+  ],
 } as const;
 
 /** Names of the retrier's CloudWatch metrics. */

@@ -66,14 +66,47 @@ describe('table definitions', () => {
     });
   });
 
+  it('create the delivery log with pk + sk and its by-day index holding the summaries only', () => {
+    const input = createTableInput(TableDefinitions.deliveries, 'deliveries');
+    expect(input).toMatchObject({
+      TableName: 'deliveries',
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [
+        { AttributeName: 'pk', AttributeType: 'S' },
+        { AttributeName: 'sk', AttributeType: 'S' },
+        { AttributeName: 'day', AttributeType: 'S' },
+        { AttributeName: 'at', AttributeType: 'S' },
+      ],
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+    });
+    const [index] = input.GlobalSecondaryIndexes ?? [];
+    expect(index?.IndexName).toBe('by-day');
+    expect(index?.KeySchema).toEqual([
+      { AttributeName: 'day', KeyType: 'HASH' },
+      { AttributeName: 'at', KeyType: 'RANGE' },
+    ]);
+    expect(index?.Projection?.ProjectionType).toBe('INCLUDE');
+    const projected = index?.Projection?.NonKeyAttributes ?? [];
+    expect(projected).toEqual(
+      expect.arrayContaining(['deliveryId', 'event', 'outcome', 'verdict', 'expiresAt']),
+    );
+    for (const heavy of ['headers', 'body', 'subscribers']) expect(projected).not.toContain(heavy);
+    expect(TableDefinitions.deliveries.ttlAttribute).toBe('expiresAt');
+  });
+
   for (const definition of Object.values(TableDefinitions)) {
     it(`match ${definition.logicalId} in infra/tables.yml (key schema and TTL attribute)`, () => {
       const resource = tablesYml()[definition.logicalId];
       expect(resource).toBeDefined();
-      expect(resource?.Properties.KeySchema).toEqual([
-        { AttributeName: definition.partitionKey, KeyType: 'HASH' },
-      ]);
       const input = createTableInput(definition, 'any');
+      expect(resource?.Properties.KeySchema).toEqual(input.KeySchema);
+      expect(resource?.Properties.KeySchema?.[0]).toEqual({
+        AttributeName: definition.partitionKey,
+        KeyType: 'HASH',
+      });
       expect(resource?.Properties.AttributeDefinitions).toEqual(input.AttributeDefinitions);
       expect(resource?.Properties.GlobalSecondaryIndexes).toEqual(input.GlobalSecondaryIndexes);
       expect(resource?.Properties.TimeToLiveSpecification).toEqual({
