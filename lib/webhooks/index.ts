@@ -13,6 +13,17 @@ export {
 } from './constants.js';
 export { readDelivery } from './delivery.js';
 export {
+  type CheckedSignature,
+  type DiagnoseOptions,
+  type DiagnosisCode,
+  DiagnosisCodes,
+  type DiagnosisReason,
+  diagnoseSignature,
+  maskSignature,
+  type SignatureDiagnosis,
+  type SignatureVerdict,
+} from './diagnose.js';
+export {
   WebhookPayloadError,
   WebhookReceiveError,
   WebhooksError,
