@@ -2,9 +2,11 @@
  * A PutEvents endpoint of ours on 127.0.0.1 for the fault-injection suite: it speaks the AWS JSON 1.1 protocol
  * the SDK's EventBridgeClient uses (`X-Amz-Target: AWSEvents.PutEvents`), records every entry it accepts by
  * its `detail.delivery`, and injects faults: failed entries, HTTP 500s, throttling, accepted entries whose
- * reply is lost (the socket is destroyed after recording them), and an outage that refuses everything.
- * Each fault is drawn from a seed and the delivery's attempt number, never from arrival order, so a run with the
- * same seed injects the same faults.
+ * reply is lost (the socket is destroyed after recording them), an outage that refuses everything, and a slow
+ * bus that records each entry on arrival but answers only after a delay (so the caller may give up on a request
+ * the bus took). Each fault and delay is drawn from a seed and the delivery's attempt number, never from arrival
+ * order, so a run with the same seed injects the same faults. It counts HTTP requests per SDK send (the
+ * `amz-sdk-invocation-id` header the SDK keeps across its own retries of one `send()`).
  */
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
@@ -52,10 +54,37 @@ export interface BusFaults {
   entryFailureRate?: number;
 }
 
+/** A slow bus: every request is recorded as accepted on arrival, then answered after a delay drawn in the range. */
+export interface SlowBus {
+  /** Shortest delay before the reply, in ms. */
+  minDelayMs: number;
+  /** Longest delay before the reply, in ms. */
+  maxDelayMs: number;
+  /**
+   * Share of requests (0 to 1) refused instead: nothing recorded, answered 500 after a seeded delay below
+   * `minDelayMs` (a bus that is slow to refuse too, so the caller's retries start late in its budget).
+   */
+  refuseRate?: number;
+}
+
+/** One request the slow bus answered late. */
+export interface SlowRequest {
+  /** The `detail.delivery` of each entry. */
+  ids: string[];
+  /** `performance.now()` when it arrived (and was recorded). */
+  arrivedAt: number;
+  /** When it was answered, or when its caller closed the connection first. */
+  endedAt: number;
+  /** Whether the caller was still there to read the reply. */
+  replied: boolean;
+}
+
 /** What the bus saw. */
 export interface BusStats {
-  /** PutEvents requests received. */
+  /** PutEvents requests received (HTTP attempts). */
   requests: number;
+  /** SDK `send()` calls: distinct `amz-sdk-invocation-id` headers (a request without one counts as its own send). */
+  sends: number;
   /** Entries accepted (recorded). */
   accepted: number;
   http500: number;
@@ -64,6 +93,10 @@ export interface BusStats {
   entryFailures: number;
   /** Requests refused during an outage. */
   refused: number;
+  /** Requests the slow bus recorded at once and answered late. */
+  slowed: number;
+  /** Slowed requests whose caller closed the connection before the reply was due (it gave up on an accepted entry). */
+  lateReplies: number;
   /** Requests that were not a PutEvents call. */
   unexpected: number;
 }
@@ -75,10 +108,18 @@ export interface FaultEventBridge {
   readonly stats: BusStats;
   /** Accepted entries per `detail.delivery`: 2 or more is a doubled delivery. */
   readonly received: ReadonlyMap<string, number>;
+  /** When the first PutEvents request about each `detail.delivery` arrived (`performance.now()`). */
+  readonly firstSeen: ReadonlyMap<string, number>;
+  /** Every request the slow bus answered late, once it ended. */
+  readonly slowRequests: readonly SlowRequest[];
   /** Replaces the fault rates. */
   setFaults(faults: BusFaults): void;
   /** While on, every request is answered 500 and nothing is recorded. */
   setOutage(on: boolean): void;
+  /** While set, every request is recorded at once and answered after a seeded delay; `undefined` ends it. */
+  setSlow(slow: SlowBus | undefined): void;
+  /** Resolves once every slowed request has been answered or abandoned by its caller. */
+  idle(): Promise<void>;
   /** Forgets what was received, the counters and the attempt numbers (the faults stay). */
   reset(): void;
   close(): Promise<void>;
@@ -116,7 +157,10 @@ function emptyStats(): BusStats {
     lostReplies: 0,
     entryFailures: 0,
     refused: 0,
+    slowed: 0,
+    lateReplies: 0,
     unexpected: 0,
+    sends: 0,
   };
 }
 
@@ -135,6 +179,11 @@ export async function startFaultEventBridge(
   const seed = options.seed ?? 1;
   let faults: Required<BusFaults> = normalise(options.faults ?? {});
   let outage = false;
+  let slow: SlowBus | undefined;
+  const invocations = new Set<string>();
+  const pending = new Set<Promise<void>>();
+  const firstSeen = new Map<string, number>();
+  const slowRequests: SlowRequest[] = [];
   let stats = emptyStats();
   const received = new Map<string, number>();
   const attempts = new Attempts();
@@ -160,6 +209,9 @@ export async function startFaultEventBridge(
       return;
     }
     stats.requests += 1;
+    const invocation = req.headers['amz-sdk-invocation-id'];
+    if (typeof invocation !== 'string' || !invocations.has(invocation)) stats.sends += 1;
+    if (typeof invocation === 'string') invocations.add(invocation);
     if (outage) {
       stats.refused += 1;
       answer(res, 500, { __type: 'InternalException', message: 'bus outage (injected)' });
@@ -176,6 +228,8 @@ export async function startFaultEventBridge(
     }
     const ids = entries.map((entry) => deliveryOf(entry) ?? `anonymous-${anonymous++}`);
     const attempt = attempts.next(ids.join(','));
+    const arrivedAt = performance.now();
+    for (const id of ids) if (!firstSeen.has(id)) firstSeen.set(id, arrivedAt);
     const u = draw(seed, 'request', ids.join(','), attempt);
     if (u < faults.http500Rate) {
       stats.http500 += 1;
@@ -185,6 +239,19 @@ export async function startFaultEventBridge(
     if (u < faults.http500Rate + faults.throttleRate) {
       stats.throttled += 1;
       answer(res, 400, { __type: 'ThrottlingException', message: 'Rate exceeded' });
+      return;
+    }
+    if (slow !== undefined) {
+      if (u < (slow.refuseRate ?? 0)) {
+        stats.refused += 1;
+        const timer = setTimeout(
+          () => answer(res, 500, { __type: 'InternalException', message: 'bus overloaded (injected)' }),
+          draw(seed, 'refuse', ids.join(','), attempt) * slow.minDelayMs,
+        );
+        timer.unref();
+        return;
+      }
+      answerLate(req, res, ids, attempt, slow, arrivedAt);
       return;
     }
     const lost = u < faults.http500Rate + faults.throttleRate + faults.lostReplyRate;
@@ -206,6 +273,47 @@ export async function startFaultEventBridge(
     answer(res, 200, { FailedEntryCount: failed, Entries: results });
   };
 
+  // Accepted on arrival, as a bus that took the entry but is slow to say so; the reply waits out its delay even
+  // when the caller gave up meanwhile, as the real one would.
+  const answerLate = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    ids: string[],
+    attempt: number,
+    window: SlowBus,
+    arrivedAt: number,
+  ) => {
+    stats.slowed += 1;
+    const results = ids.map((id, index) => {
+      stats.accepted += 1;
+      received.set(id, (received.get(id) ?? 0) + 1);
+      return { EventId: `${id}-${attempt}-${index}` };
+    });
+    const delay =
+      window.minDelayMs +
+      draw(seed, 'slow', ids.join(','), attempt) * (window.maxDelayMs - window.minDelayMs);
+    const counted = stats;
+    const log = slowRequests;
+    let replied = false;
+    res.on('close', () => {
+      if (replied) return;
+      counted.lateReplies += 1;
+      log.push({ ids, arrivedAt, endedAt: performance.now(), replied: false });
+    });
+    const done = new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        pending.delete(done);
+        resolve();
+        if (req.socket.destroyed || res.destroyed) return;
+        replied = true;
+        log.push({ ids, arrivedAt, endedAt: performance.now(), replied: true });
+        answer(res, 200, { FailedEntryCount: 0, Entries: results });
+      }, delay);
+      timer.unref();
+    });
+    pending.add(done);
+  };
+
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -224,16 +332,33 @@ export async function startFaultEventBridge(
       return stats;
     },
     received,
+    firstSeen,
+    get slowRequests() {
+      return slowRequests;
+    },
     setFaults(given) {
       faults = normalise(given);
     },
     setOutage(on) {
       outage = on;
     },
+    setSlow(given) {
+      if (given !== undefined && !(given.minDelayMs >= 0 && given.maxDelayMs >= given.minDelayMs)) {
+        throw new TypeError('"minDelayMs" must be at least 0 and at most "maxDelayMs"');
+      }
+      if (given !== undefined) checkRate('refuseRate', given.refuseRate);
+      slow = given;
+    },
+    async idle() {
+      while (pending.size > 0) await Promise.all([...pending]);
+    },
     reset() {
       stats = emptyStats();
       received.clear();
       attempts.clear();
+      invocations.clear();
+      firstSeen.clear();
+      slowRequests.length = 0;
     },
     async close() {
       server.closeAllConnections();

@@ -32,6 +32,8 @@ const SEED = 20_240_611;
 const INGEST_TIMEOUT_MS = 10_000;
 /** The publish budget the handler runs with (the default, written out so that the outage can outlast it). */
 const PUBLISH_BUDGET_MS = 3_000;
+/** The SDK request timeout the handler's clients get (`FORGEBRIDGE_AWS_REQUEST_TIMEOUT_MS`, its default). */
+const REQUEST_TIMEOUT_MS = 2_000;
 
 registerSecret(TEST_SECRET);
 
@@ -117,6 +119,7 @@ async function coldStart(): Promise<{ ingest: Handler; redrive: Handler; tableNa
     FORGEBRIDGE_DEDUPE_TABLE: tableName,
     FORGEBRIDGE_BUCKET: 'forgebridge-faults-claims',
     FORGEBRIDGE_PUBLISH_BUDGET_MS: String(PUBLISH_BUDGET_MS),
+    FORGEBRIDGE_AWS_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
     // The offline secret source (no SSM): the secret the deliveries are signed with.
     IS_OFFLINE: 'true',
     FORGEBRIDGE_WEBHOOK_SECRET: TEST_SECRET,
@@ -186,6 +189,8 @@ interface Figures {
   otherFailures: number;
   queued: number;
   putEvents: number;
+  /** PutEvents `send()` calls over the ingest run (one SDK invocation id each). */
+  sends: number;
   writes: number;
   /** 2xx answers for a delivery that was neither on the bus nor queued when the ingest run ended. */
   unkept: number;
@@ -263,6 +268,7 @@ async function queueRecords(tableName: string): Promise<Set<string>> {
 async function run(scenario: Scenario, deliveries = DELIVERIES): Promise<{ figures: Figures; sent: Sent[] }> {
   bus.setFaults(scenario.bus ?? {});
   bus.setOutage(false);
+  bus.setSlow(undefined);
   table.setFaults(scenario.table ?? {});
   const { ingest, redrive, tableName } = await coldStart();
   bus.reset();
@@ -309,6 +315,9 @@ async function run(scenario: Scenario, deliveries = DELIVERIES): Promise<{ figur
 
   // Whatever got a 2xx must be on the bus or in the queue at this point: the forge will not send it again.
   bus.setOutage(false);
+  // A slow bus's replies still due are written (or found abandoned) before anything is counted.
+  bus.setSlow(undefined);
+  await bus.idle();
   const queuedNow = await queueRecords(tableName);
   const unkept = sent.filter(
     (delivery) =>
@@ -317,6 +326,7 @@ async function run(scenario: Scenario, deliveries = DELIVERIES): Promise<{ figur
       !queuedNow.has(delivery.id),
   ).length;
   const putEvents = bus.stats.requests;
+  const sends = bus.stats.sends;
   const writes = table.writes();
 
   // The scheduled retrier, run until nothing is due (each run ends early if the bus still fails).
@@ -349,6 +359,7 @@ async function run(scenario: Scenario, deliveries = DELIVERIES): Promise<{ figur
     ).length,
     queued: sent.filter((delivery) => delivery.queued).length,
     putEvents,
+    sends,
     writes,
     unkept,
     retrierRuns,
@@ -370,7 +381,11 @@ function injected(): string {
   if (stats.http500 > 0) parts.push(`${stats.http500} bus 500s`);
   if (stats.throttled > 0) parts.push(`${stats.throttled} bus throttles`);
   if (stats.lostReplies > 0) parts.push(`${stats.lostReplies} lost PutEvents replies`);
-  if (stats.refused > 0) parts.push(`${stats.refused} refused in the outage`);
+  if (stats.refused > 0) {
+    parts.push(`${stats.refused} refused ${stats.slowed > 0 ? 'while slow' : 'in the outage'}`);
+  }
+  if (stats.slowed > 0) parts.push(`${stats.slowed} PutEvents answered late`);
+  if (stats.lateReplies > 0) parts.push(`${stats.lateReplies} of them after the client gave up`);
   if (table.stats.throttled > 0) parts.push(`${table.stats.throttled} DynamoDB throttles`);
   if (table.stats.http500 > 0) parts.push(`${table.stats.http500} DynamoDB 500s`);
   if (table.stats.lostReplies > 0) parts.push(`${table.stats.lostReplies} lost DynamoDB replies`);
@@ -380,6 +395,19 @@ function injected(): string {
 const FORGE_REDELIVERY: Redelivery = { max: 6, baseDelayMs: 200 };
 /** Twice the publish budget: every delivery that starts in the first half of it runs out of budget. */
 const OUTAGE_MS = 2 * PUBLISH_BUDGET_MS;
+
+/**
+ * Slow-bus replies: some within the request timeout, most past it, some past the whole publish budget; a third of
+ * the requests are refused at once instead, so that retries start late in the budget and some are still in flight
+ * when it runs out.
+ */
+const SLOW_BUS = { minDelayMs: 1_000, maxDelayMs: 5_000, refuseRate: 0.3 };
+
+/** The bus accepts everything at once but answers late for `ms`. */
+function slowBus(ms: number): void {
+  bus.setSlow(SLOW_BUS);
+  setTimeout(() => bus.setSlow(undefined), ms);
+}
 
 /** The bus refuses everything for `ms`. */
 function outage(ms: number): void {
@@ -480,6 +508,58 @@ describe(`the ingest under injected faults (${DELIVERIES} deliveries, concurrenc
     expect(figures.doubled).toBeLessThanOrEqual(bus.stats.lostReplies);
     expect(rate).toBeLessThan(0.1);
     expect(figures).toMatchObject({ lost: 0, unkept: 0, otherFailures: 0 });
+  });
+
+  it('(f) a slow bus for 6 s (item 9): one HTTP attempt per send, no 503, no retry after an attempt that timed out, doubles only from replies the client gave up on', async () => {
+    const slowAt = Math.floor(DELIVERIES / 2);
+    const { figures, sent } = await run({
+      key: 'f',
+      title: `(f) bus slow ${OUTAGE_MS / 1000} s (accepts, answers after ${SLOW_BUS.minDelayMs / 1000}-${SLOW_BUS.maxDelayMs / 1000} s; request timeout ${REQUEST_TIMEOUT_MS / 1000} s, budget ${PUBLISH_BUDGET_MS / 1000} s); redelivery`,
+      redelivery: FORGE_REDELIVERY,
+      before: (index) => {
+        if (index === slowAt) slowBus(OUTAGE_MS);
+      },
+    });
+    const copies = [...bus.received.values()];
+    const extraCopies = copies.reduce((sum, count) => sum + count - 1, 0);
+    // Requests still under way when their delivery's publish budget ran out, counted from the bus: the budget
+    // starts a few ms before the delivery's first request arrives, so this undercounts at the edge, if anything.
+    const inFlightAtBudgetEnd = bus.slowRequests.filter((request) => {
+      const budgetEnd = (bus.firstSeen.get(request.ids[0] ?? '') ?? 0) + PUBLISH_BUDGET_MS;
+      return request.arrivedAt < budgetEnd && request.endedAt > budgetEnd;
+    }).length;
+    console.log(
+      `(f) ${figures.putEvents} HTTP PutEvents attempts for ${figures.sends} sends during the ingest run; ` +
+        `${bus.stats.slowed} answered late, ${bus.stats.lateReplies} after the client gave up, ` +
+        `${inFlightAtBudgetEnd} in flight when the publish budget ran out, ${bus.stats.refused} refused; ` +
+        `${figures.doubled} deliveries published twice (${extraCopies} extra copies, at most ${Math.max(...copies)} of one delivery); ` +
+        `${figures.status503} answers 503, ${figures.queued} queued, ${figures.lost} lost`,
+    );
+    // The slow window was there and the client gave up on some accepted requests.
+    expect(bus.stats.slowed).toBeGreaterThan(CONCURRENCY);
+    expect(bus.stats.lateReplies).toBeGreaterThan(0);
+    expect(bus.stats.refused).toBeGreaterThan(0);
+    expect(inFlightAtBudgetEnd).toBeGreaterThan(0);
+    // The handler's client makes exactly one HTTP attempt per send (maxAttempts 1): the publisher alone retries.
+    expect(figures.putEvents).toBe(figures.sends);
+    expect(bus.stats.requests).toBe(bus.stats.sends);
+    // DynamoDB takes every queue write here, so whatever the bus did, each delivery is published or queued: no 503.
+    expect(figures.status503).toBe(0);
+    expect(sent.filter((delivery) => delivery.statuses.join() !== '202')).toEqual([]);
+    expect(figures.queued).toBeGreaterThan(0);
+    expect(figures.retrierPublished).toBe(figures.queued);
+    expect(figures).toMatchObject({ lost: 0, unkept: 0, otherFailures: 0 });
+    // Every slowed request was recorded on arrival, so an entry reaches the bus twice only when the client stopped
+    // waiting for an accepted request (its timeout) and the delivery was then sent again (a retry or the
+    // retrier): each copy past the first is a request whose reply the client never read. Hence at most one extra
+    // copy per reply the client gave up on; these doubles are item 13's ambiguous case, not a publish the budget
+    // cut off.
+    expect(extraCopies).toBeLessThanOrEqual(bus.stats.lateReplies);
+    expect(figures.doubled).toBeLessThanOrEqual(bus.stats.lateReplies);
+    // No retry starts after an attempt that timed out (the request timeout plus another such attempt does not
+    // fit the budget), and a refused attempt records nothing, so no delivery is on the bus more than twice: its
+    // timed-out attempt and the retrier's.
+    expect(Math.max(...copies)).toBeLessThanOrEqual(2);
   });
 
   it('(c) a bus outage longer than the publish budget and NO redelivery: every delivery answered 2xx, the queued ones published once when the bus is back', async () => {
