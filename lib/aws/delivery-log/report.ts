@@ -1,0 +1,118 @@
+import { performance } from 'node:perf_hooks';
+import type { LoggerLike } from '../types.js';
+import type { DeliveryLog } from './delivery-log.js';
+
+/** Options of {@link withDeliveryReport}. */
+export interface DeliveryReportOptions {
+  /** The subscriber's name in the log (its function name fits). */
+  name: string;
+  /** Where the outcome goes: a {@link DeliveryLog} on the delivery log table. */
+  deliveryLog: Pick<DeliveryLog, 'recordSubscriber'>;
+  /** Where a failed report is logged (its error code and the delivery id only). */
+  logger?: Pick<LoggerLike, 'warn'> | undefined;
+}
+
+/** The part of an EventBridge event the report reads: `detail.delivery` and `detail.source`. */
+export interface ReportableEvent {
+  detail?: unknown;
+}
+
+function detailOf(event: unknown): { delivery?: unknown; source?: unknown } | undefined {
+  const detail = (event as ReportableEvent | undefined)?.detail;
+  if (typeof detail === 'string') {
+    try {
+      return JSON.parse(detail) as { delivery?: unknown; source?: unknown };
+    } catch {
+      return undefined;
+    }
+  }
+  return typeof detail === 'object' && detail !== null ? detail : undefined;
+}
+
+function errorSummary(error: unknown): { name: string; message?: string; code?: string } {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    return {
+      name:
+        error.constructor?.name && error.constructor.name !== 'Object' ? error.constructor.name : error.name,
+      message: error.message,
+      ...(typeof code === 'string' ? { code } : {}),
+    };
+  }
+  return { name: typeof error };
+}
+
+function codeOf(error: unknown): string {
+  return typeof error === 'object' && error !== null && 'name' in error && typeof error.name === 'string'
+    ? error.name
+    : 'unknown';
+}
+
+/**
+ * Wraps a subscriber's EventBridge handler so it reports its outcome to the delivery log: the time it took,
+ * `ok` or `error` (the error's class name and its message cut at 300 characters; never the event or payload).
+ * The handler's own error is rethrown as it was, so EventBridge still retries; a failed report is logged and
+ * never fails the handler. An event without `detail.delivery` runs unreported.
+ *
+ * @example
+ * ```ts
+ * const log = new DeliveryLog({ client: new DynamoDBClient({}), tableName: process.env.DELIVERIES_TABLE! });
+ * const receive = createSubscriber({ events, logger, s3 });
+ * export const handler = withDeliveryReport(receive, { name: 'notify-chat', deliveryLog: log, logger });
+ * ```
+ */
+export function withDeliveryReport<A extends [unknown, ...unknown[]], R>(
+  handler: (...args: A) => R | Promise<R>,
+  options: DeliveryReportOptions,
+): (...args: A) => Promise<R> {
+  if (typeof handler !== 'function') throw new TypeError('"handler" must be a function');
+  const { name, deliveryLog, logger } = options ?? ({} as DeliveryReportOptions);
+  if (typeof name !== 'string' || name === '' || name.length > 128) {
+    throw new TypeError('"name" must be a name of 1 to 128 characters');
+  }
+  if (typeof deliveryLog?.recordSubscriber !== 'function') {
+    throw new TypeError('"deliveryLog" must have a "recordSubscriber" function');
+  }
+
+  async function report(
+    detail: { delivery?: unknown; source?: unknown } | undefined,
+    outcome: 'ok' | 'error',
+    started: number,
+    error?: unknown,
+  ): Promise<void> {
+    const delivery = detail?.delivery;
+    if (typeof delivery !== 'string') return;
+    try {
+      await deliveryLog.recordSubscriber(delivery, {
+        subscriber: name,
+        outcome,
+        durationMs: performance.now() - started,
+        ...(outcome === 'error' ? { error: errorSummary(error) } : {}),
+        ...(typeof detail?.source === 'string' ? { source: detail.source } : {}),
+      });
+    } catch (reportError) {
+      try {
+        logger?.warn('delivery report failed', {
+          code: codeOf(reportError),
+          delivery: delivery.slice(0, 256),
+        });
+      } catch {
+        // A throwing logger must not fail the subscriber either.
+      }
+    }
+  }
+
+  return async (...args: A): Promise<R> => {
+    const detail = detailOf(args[0]);
+    const started = performance.now();
+    let result: R;
+    try {
+      result = await handler(...args);
+    } catch (error) {
+      await report(detail, 'error', started, error);
+      throw error;
+    }
+    await report(detail, 'ok', started);
+    return result;
+  };
+}
