@@ -1,6 +1,7 @@
 /**
  * Webhook ingest: an HTTP API route or Function URL (payload 2.0), or a REST API (payload 1.0), delivers a forge
- * webhook; it is verified, deduped on its delivery id and published onto the bus (lib/aws/ingest).
+ * webhook to `/webhooks` or `/webhooks/{source}`; it is verified with its source's forge preset and secret,
+ * deduped on its source and delivery id and published onto the bus (lib/aws/ingest).
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
@@ -15,7 +16,7 @@ import {
   createSecretsProvider,
   DeliveryQueue,
   EventPublisher,
-  forgeWebhook,
+  forgeWebhookSources,
   readIngestConfig,
   sdkTimeouts,
   webhookErrors,
@@ -30,7 +31,28 @@ const quick = sdkTimeouts(config.requestTimeoutMs);
 // The publisher retries PutEvents itself, within its budget.
 const eventBridge = new EventBridgeClient({ ...quick, maxAttempts: 1 });
 const s3 = new S3Client(sdkTimeouts(Math.max(config.requestTimeoutMs, 5_000)));
-const secrets = createSecretsProvider({ parameterName: config.secretParameter, ssm: new SSMClient(quick) });
+const ssm = new SSMClient(quick);
+// One secrets provider per source, made at the cold start (a source without its parameter fails it); each reads
+// SSM only on its source's first delivery, so an unknown source is refused before any secret is read.
+const sources = config.sources.map((source) => {
+  if (source.secretParameter === undefined && !config.offline) {
+    throw new TypeError(
+      `webhook source "${source.name}" has no "secretParameter" (FORGEBRIDGE_WEBHOOK_SOURCES, or FORGEBRIDGE_WEBHOOK_SECRET_PARAMETER for the default source)`,
+    );
+  }
+  const provider = createSecretsProvider({
+    parameterName: source.secretParameter,
+    envVar: source.secretEnv,
+    offline: config.offline,
+    ssm,
+  });
+  return {
+    name: source.name,
+    forge: source.forge,
+    headers: source.headers,
+    secret: () => provider.getSecrets(),
+  };
+});
 
 const publisher = new EventPublisher({ ...config.publisher, eventBridge, s3, logger });
 const dynamodb = new DynamoDBClient(quick);
@@ -46,6 +68,12 @@ const run = createIngest({ publisher, dedupe: { ...config.dedupe, client: dynamo
 
 export const handler = middy(run)
   .use(injectLambdaContext(logger))
-  .use(forgeWebhook({ ...config.webhook, secret: () => secrets.getSecrets() }))
+  .use(
+    forgeWebhookSources({
+      sources,
+      allowSha1: config.webhook.allowSha1,
+      maxBodyBytes: config.webhook.maxBodyBytes,
+    }),
+  )
   .use(httpJsonBodyParser())
   .use(webhookErrors({ logger }));

@@ -192,6 +192,8 @@ export const AwsErrorCodes = {
   invalidDeliveryId: 'invalid_delivery_id',
   /** The same delivery is being processed by another invocation: 409. */
   inProgress: 'in_progress',
+  /** No webhook source of that name is configured (`/webhooks/{source}`): 404. */
+  unknownSource: 'unknown_source',
   /** Another middleware refused the request with a 4xx this module has no code for. */
   badRequest: 'bad_request',
 } as const;

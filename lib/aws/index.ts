@@ -17,10 +17,13 @@ export {
   TokenStoreError,
 } from './errors.js';
 export {
+  DEFAULT_WEBHOOK_SOURCE,
   type IngestConfig,
   type RedriveConfig,
   readIngestConfig,
   readRedriveConfig,
+  sourceSecretEnv,
+  type WebhookSourceConfig,
 } from './ingest/config.js';
 export {
   createIngest,
@@ -32,7 +35,10 @@ export {
   type ForgeWebhook,
   type ForgeWebhookEvent,
   type ForgeWebhookOptions,
+  type ForgeWebhookSource,
+  type ForgeWebhookSourcesOptions,
   forgeWebhook,
+  forgeWebhookSources,
   type WebhookErrorsOptions,
   type WebhookSecret,
   webhookErrors,

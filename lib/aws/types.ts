@@ -32,6 +32,19 @@ export interface Delivery {
   payload: unknown;
   /** The exact bytes received, stored as-is by the claim check. */
   rawBody: Uint8Array;
+  /**
+   * The forge preset it was read with. When set, `action` is the delivery's action (the catalogue's, mapped
+   * from the forge's own) instead of `payload.action`.
+   */
+  forge?: string | undefined;
+  /** The catalogue action (`opened`), when `forge` is set. */
+  action?: string | undefined;
+  /** The configured source it came in through (`/webhooks/{source}`; `default` for `/webhooks`). */
+  source?: string | undefined;
+  /** The forge's own event name (`Merge Request Hook`). */
+  nativeEvent?: string | undefined;
+  /** The forge's own action (`open`). */
+  nativeAction?: string | undefined;
 }
 
 /** Where a claim-checked payload lives. Sits at `detail.payloadRef`. */
@@ -49,6 +62,14 @@ export interface DeliveryDetail {
   delivery: string;
   event: string;
   action?: string;
+  /** The forge preset the delivery was read with (`gitlab`). */
+  forge?: string;
+  /** The configured source it came in through (`default` for `/webhooks`). */
+  source?: string;
+  /** The forge's own event name (`Merge Request Hook`). */
+  nativeEvent?: string;
+  /** The forge's own action (`open`), when there is one. */
+  nativeAction?: string;
   /** The whole payload, or only the routing fields when `payloadRef` is set. */
   payload: unknown;
   payloadRef?: PayloadRef;

@@ -1,4 +1,27 @@
+import { type Forge, Forges } from '../../webhooks/index.js';
+import { AwsDefaults } from '../constants.js';
 import { type Env, numberEnv, optionalEnv, requireEnv } from '../env.js';
+import { DEFAULT_SOURCE } from './delivery-key.js';
+
+/** The source `/webhooks` (no source in the path) serves. */
+export const DEFAULT_WEBHOOK_SOURCE = DEFAULT_SOURCE;
+
+/**
+ * One webhook source: a door `/webhooks/{name}` (`/webhooks` for `default`) with its forge preset and its own
+ * secret. An element of `FORGEBRIDGE_WEBHOOK_SOURCES`.
+ */
+export interface WebhookSourceConfig {
+  /** Lowercase letters, digits and inner hyphens, at most 64 characters: a path segment and part of keys. */
+  name: string;
+  /** The forge preset: header names, signature scheme, event mapping. */
+  forge: Forge;
+  /** SSM parameter holding the source's secret(s). Required unless running offline. */
+  secretParameter: string | undefined;
+  /** Offline only: the environment variable holding the secret(s) (`FORGEBRIDGE_WEBHOOK_SECRET[_<NAME>]`). */
+  secretEnv: string;
+  /** Event and delivery header names overriding the preset's (lowercase). */
+  headers: { event?: string; delivery?: string };
+}
 
 /** The ingest function's configuration, as {@link readIngestConfig} reads it from the environment. */
 export interface IngestConfig {
@@ -20,6 +43,13 @@ export interface IngestConfig {
   };
   /** SSM parameter holding the webhook secret(s): `FORGEBRIDGE_WEBHOOK_SECRET_PARAMETER`. */
   secretParameter: string | undefined;
+  /**
+   * The webhook sources: `FORGEBRIDGE_WEBHOOK_SOURCES` (a JSON array), or without it the one `default` source
+   * of `FORGEBRIDGE_FORGE` (default `generic`), `FORGEBRIDGE_WEBHOOK_SECRET_PARAMETER` and the header variables.
+   */
+  sources: WebhookSourceConfig[];
+  /** Running offline (`IS_OFFLINE`, serverless-offline): each source's secret comes from its `secretEnv`. */
+  offline: boolean;
   /** Socket timeout of the DynamoDB, EventBridge and SSM calls in ms: `FORGEBRIDGE_AWS_REQUEST_TIMEOUT_MS`. Default 2000. */
   requestTimeoutMs: number;
 }
@@ -31,6 +61,11 @@ export interface IngestConfig {
 export function readIngestConfig(env: Env = process.env): IngestConfig {
   const event = optionalEnv('FORGEBRIDGE_EVENT_HEADER', env);
   const delivery = optionalEnv('FORGEBRIDGE_DELIVERY_HEADER', env);
+  const headers = {
+    ...(event === undefined ? {} : { event: event.toLowerCase() }),
+    ...(delivery === undefined ? {} : { delivery: delivery.toLowerCase() }),
+  };
+  const secretParameter = optionalEnv('FORGEBRIDGE_WEBHOOK_SECRET_PARAMETER', env);
   return {
     publisher: {
       eventBusName: requireEnv('FORGEBRIDGE_BUS_NAME', env),
@@ -45,16 +80,148 @@ export function readIngestConfig(env: Env = process.env): IngestConfig {
       lockSeconds: numberEnv('FORGEBRIDGE_DEDUPE_LOCK_SECONDS', env),
     },
     webhook: {
-      headers: {
-        ...(event === undefined ? {} : { event: event.toLowerCase() }),
-        ...(delivery === undefined ? {} : { delivery: delivery.toLowerCase() }),
-      },
+      headers,
       allowSha1: optionalEnv('FORGEBRIDGE_ALLOW_SHA1', env) !== 'false',
       maxBodyBytes: numberEnv('FORGEBRIDGE_MAX_BODY_BYTES', env),
     },
-    secretParameter: optionalEnv('FORGEBRIDGE_WEBHOOK_SECRET_PARAMETER', env),
+    secretParameter,
+    sources: readWebhookSources(env, { secretParameter, headers }),
+    offline: isOffline(env),
     requestTimeoutMs: numberEnv('FORGEBRIDGE_AWS_REQUEST_TIMEOUT_MS', env) ?? 2_000,
   };
+}
+
+function isOffline(env: Env): boolean {
+  const flag = env.IS_OFFLINE?.toLowerCase();
+  return flag !== undefined && flag !== '' && flag !== 'false' && flag !== '0';
+}
+
+const SOURCES_VAR = 'FORGEBRIDGE_WEBHOOK_SOURCES';
+const SOURCE_KEYS = new Set([
+  'name',
+  'forge',
+  'secretParameter',
+  'secretEnv',
+  'eventHeader',
+  'deliveryHeader',
+]);
+const SOURCE_NAME = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+// A header name is an RFC 9110 token.
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * The offline secret variable of a source: `FORGEBRIDGE_WEBHOOK_SECRET` for `default`, else with the name
+ * appended in upper case (`gitlab-acme` -> `FORGEBRIDGE_WEBHOOK_SECRET_GITLAB_ACME`).
+ */
+export function sourceSecretEnv(name: string): string {
+  return name === DEFAULT_WEBHOOK_SOURCE
+    ? AwsDefaults.secretsEnvVar
+    : `${AwsDefaults.secretsEnvVar}_${name.toUpperCase().replaceAll('-', '_')}`;
+}
+
+/**
+ * Reads the webhook sources; a `TypeError` naming the variable or the entry's field when one is invalid, so a
+ * misconfigured ingest fails at its cold start.
+ */
+function readWebhookSources(
+  env: Env,
+  fallback: { secretParameter: string | undefined; headers: WebhookSourceConfig['headers'] },
+): WebhookSourceConfig[] {
+  const raw = optionalEnv(SOURCES_VAR, env);
+  if (raw === undefined) {
+    const forge = optionalEnv('FORGEBRIDGE_FORGE', env) ?? 'generic';
+    if (!(Forges as readonly string[]).includes(forge)) {
+      throw new TypeError(`environment variable "FORGEBRIDGE_FORGE" must be one of ${forgeList()}`);
+    }
+    return [
+      {
+        name: DEFAULT_WEBHOOK_SOURCE,
+        forge: forge as Forge,
+        secretParameter: fallback.secretParameter,
+        secretEnv: AwsDefaults.secretsEnvVar,
+        headers: fallback.headers,
+      },
+    ];
+  }
+  for (const name of ['FORGEBRIDGE_FORGE', 'FORGEBRIDGE_EVENT_HEADER', 'FORGEBRIDGE_DELIVERY_HEADER']) {
+    // Each source sets its own: a deployment-wide one would silently apply to some sources only.
+    if (optionalEnv(name, env) !== undefined) {
+      throw new TypeError(`environment variable "${name}" cannot be combined with "${SOURCES_VAR}"`);
+    }
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    parsed = undefined;
+  }
+  if (!Array.isArray(parsed) || parsed.length === 0) {
+    throw new TypeError(`environment variable "${SOURCES_VAR}" must be a non-empty json array`);
+  }
+  const sources = parsed.map(parseSource);
+  const seen = new Set<string>();
+  for (const [index, source] of sources.entries()) {
+    if (seen.has(source.name)) throw new TypeError(`${label(index, 'name')} "${source.name}" is repeated`);
+    seen.add(source.name);
+  }
+  return sources;
+}
+
+function label(index: number, field?: string): string {
+  return `"${SOURCES_VAR}[${index}]${field === undefined ? '' : `.${field}`}"`;
+}
+
+function forgeList(): string {
+  return Forges.map((forge) => `"${forge}"`).join(', ');
+}
+
+function parseSource(entry: unknown, index: number): WebhookSourceConfig {
+  if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) {
+    throw new TypeError(`${label(index)} must be an object`);
+  }
+  const record = entry as Record<string, unknown>;
+  for (const key of Object.keys(record)) {
+    if (!SOURCE_KEYS.has(key)) throw new TypeError(`${label(index)} has an unknown field "${key}"`);
+  }
+  const text = (key: string, required: boolean): string | undefined => {
+    const value = record[key];
+    if (value === undefined || value === null || value === '') {
+      if (required) throw new TypeError(`${label(index, key)} is required`);
+      return undefined;
+    }
+    if (typeof value !== 'string') throw new TypeError(`${label(index, key)} must be a string`);
+    return value;
+  };
+  const name = text('name', true) as string;
+  if (!SOURCE_NAME.test(name)) {
+    throw new TypeError(
+      `${label(index, 'name')} must be 1 to 64 lowercase letters, digits or inner hyphens (a url path segment)`,
+    );
+  }
+  const forge = text('forge', false) ?? 'generic';
+  if (!(Forges as readonly string[]).includes(forge)) {
+    throw new TypeError(`${label(index, 'forge')} must be one of ${forgeList()}`);
+  }
+  const secretParameter = text('secretParameter', false);
+  if (secretParameter !== undefined && !secretParameter.startsWith('/')) {
+    throw new TypeError(`${label(index, 'secretParameter')} must be a parameter name starting with "/"`);
+  }
+  const secretEnv = text('secretEnv', false) ?? sourceSecretEnv(name);
+  if (!ENV_NAME.test(secretEnv)) {
+    throw new TypeError(`${label(index, 'secretEnv')} must be an environment variable name`);
+  }
+  const headers: WebhookSourceConfig['headers'] = {};
+  for (const [key, field] of [
+    ['eventHeader', 'event'],
+    ['deliveryHeader', 'delivery'],
+  ] as const) {
+    const header = text(key, false);
+    if (header === undefined) continue;
+    if (!HEADER_NAME.test(header)) throw new TypeError(`${label(index, key)} must be a header name`);
+    headers[field] = header.toLowerCase();
+  }
+  return { name, forge: forge as Forge, secretParameter, secretEnv, headers };
 }
 
 /** The retrier's configuration, as {@link readRedriveConfig} reads it from the environment. */

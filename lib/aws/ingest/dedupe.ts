@@ -12,6 +12,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Context } from 'aws-lambda';
 import { AwsDefaults, DedupeTable } from '../constants.js';
 import type { Delivery } from '../types.js';
+import { dedupeKeyOf } from './delivery-key.js';
 
 /** Options of {@link createDedupedPublish}. Defaults live in {@link AwsDefaults}. */
 export interface DedupeOptions {
@@ -65,7 +66,7 @@ export class DedupePublishError extends Error {
   }
 }
 
-/** What Powertools hashes: the delivery id (the record's key) and the attempt's owner token. */
+/** What Powertools hashes: the delivery key (the record's key) and the attempt's owner token. */
 interface DedupeKey {
   id: string;
   owner: string;
@@ -168,7 +169,10 @@ export function createDedupedPublish(options: DedupeOptions): DedupedPublish {
     } as Context);
     const state: CallState = { delivery };
     try {
-      await idempotentPublish({ id: delivery.id, owner: randomBytes(16).toString('base64url') }, state);
+      await idempotentPublish(
+        { id: dedupeKeyOf(delivery), owner: randomBytes(16).toString('base64url') },
+        state,
+      );
     } catch (error) {
       if (state.done !== undefined) return { status: state.done, recordError: error };
       if (state.publishError !== undefined) {

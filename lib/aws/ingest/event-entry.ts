@@ -79,20 +79,36 @@ export function routingFieldsOf(payload: unknown): Record<string, unknown> {
   return fields;
 }
 
+/** The delivery's action: the mapped one when it was read with a forge preset, else `payload.action`. */
+function deliveryAction(delivery: DeliveryFields): string | undefined {
+  if (delivery.forge === undefined) return actionOf(delivery.payload);
+  return typeof delivery.action === 'string' && delivery.action !== '' ? delivery.action : undefined;
+}
+
+type DeliveryFields = Pick<Delivery, 'id' | 'name' | 'payload'> &
+  Partial<Pick<Delivery, 'action' | 'forge' | 'source' | 'nativeEvent' | 'nativeAction'>>;
+
 /**
- * Builds the one PutEvents entry of a delivery: `detail = { delivery, event, action?, payload }`, or with a
- * `payloadRef` the routing fields only plus the reference.
+ * Builds the one PutEvents entry of a delivery: `detail = { delivery, event, action?, forge?, source?,
+ * nativeEvent?, nativeAction?, payload }`, or with a `payloadRef` the routing fields only plus the reference.
+ * The detail-type is `event.action` with the catalogue's names, so one rule serves every forge; `forge`,
+ * `source` and the forge's own names let a rule select one of them.
  */
-export function buildEventEntry(
-  delivery: Pick<Delivery, 'id' | 'name' | 'payload'>,
-  options: EventEntryOptions,
-): DeliveryEntry {
-  const action = actionOf(delivery.payload);
-  // Key order: delivery, event, action?, payload, payloadRef? (readable in the console, stable in tests).
-  const detail: DeliveryDetail =
-    action === undefined
-      ? { delivery: delivery.id, event: delivery.name, payload: undefined }
-      : { delivery: delivery.id, event: delivery.name, action, payload: undefined };
+export function buildEventEntry(delivery: DeliveryFields, options: EventEntryOptions): DeliveryEntry {
+  const action = deliveryAction(delivery);
+  // Key order: delivery, event, action?, forge?, source?, nativeEvent?, nativeAction?, payload, payloadRef?
+  // (readable in the console, stable in tests).
+  const { forge, source, nativeEvent, nativeAction } = delivery;
+  const detail: DeliveryDetail = {
+    delivery: delivery.id,
+    event: delivery.name,
+    ...(action === undefined ? {} : { action }),
+    ...(forge === undefined ? {} : { forge }),
+    ...(source === undefined ? {} : { source }),
+    ...(nativeEvent === undefined ? {} : { nativeEvent }),
+    ...(nativeAction === undefined ? {} : { nativeAction }),
+    payload: undefined,
+  };
   if (options.payloadRef === undefined) {
     detail.payload = delivery.payload;
   } else {
@@ -101,7 +117,7 @@ export function buildEventEntry(
   }
   const entry: DeliveryEntry = {
     Source: options.source,
-    DetailType: detailTypeOf(delivery.name, delivery.payload),
+    DetailType: action === undefined ? delivery.name : `${delivery.name}.${action}`,
     Detail: JSON.stringify(detail),
   };
   if (options.eventBusName !== undefined) entry.EventBusName = options.eventBusName;

@@ -105,7 +105,8 @@ export function createIngest(options: IngestOptions): IngestHandler {
   const dedupedPublish = createDedupedPublish({ ...options.dedupe, publish: publishOrQueue });
 
   return async (event, context) => {
-    const { id, name } = event.webhook;
+    const { webhook } = event;
+    const { id, name } = webhook;
     if (!DELIVERY_ID.test(id)) {
       throw new IngestError(
         400,
@@ -117,10 +118,24 @@ export function createIngest(options: IngestOptions): IngestHandler {
     if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
       throw new IngestError(400, ErrorCodes.invalidJson, 'body must be a JSON object');
     }
-    const fields = { delivery: id, event: name };
+    const fields = {
+      delivery: id,
+      event: name,
+      ...(webhook.source === undefined ? {} : { source: webhook.source }),
+    };
+    const delivery: Delivery = { id, name, payload, rawBody: event.rawBody };
+    if (webhook.forge !== undefined) {
+      // The mapped action routes (`detail-type`), not `payload.action`: a GitLab payload has none at the top.
+      delivery.forge = webhook.forge;
+      delivery.action = webhook.action;
+      if (webhook.nativeName !== undefined) delivery.nativeEvent = webhook.nativeName;
+      if (webhook.nativeAction !== undefined) delivery.nativeAction = webhook.nativeAction;
+    }
+    // Part of the dedupe key (dedupeKeyOf): two sources' delivery ids never collide.
+    if (webhook.source !== undefined) delivery.source = webhook.source;
     let outcome: Awaited<ReturnType<typeof dedupedPublish>>;
     try {
-      outcome = await dedupedPublish({ id, name, payload, rawBody: event.rawBody }, context);
+      outcome = await dedupedPublish(delivery, context);
     } catch (error) {
       if (error instanceof DedupeInProgressError) {
         throw new IngestError(409, AwsErrorCodes.inProgress, 'delivery is being processed, retry later', {

@@ -4,12 +4,14 @@ import {
   type DeliveryHeaderNames,
   type DeliveryOptions,
   ErrorCodes,
+  type Forge,
   readDelivery,
 } from '../../webhooks/index.js';
 import { AwsErrorCodes } from '../constants.js';
 import { AwsBridgeError, IngestError, SecretsError } from '../errors.js';
 import type { IngestResponse, LoggerLike } from '../types.js';
 import { type ApiGatewayEvent, fromApiGatewayEvent } from './api-gateway.js';
+import { DEFAULT_SOURCE } from './delivery-key.js';
 
 /** The webhook secret(s): fixed, or a function giving the current list (rotation, SSM). */
 export type WebhookSecret = string | readonly string[] | (() => Promise<readonly string[]>);
@@ -18,7 +20,9 @@ export type WebhookSecret = string | readonly string[] | (() => Promise<readonly
 export interface ForgeWebhookOptions {
   /** Secret(s) the forge signs with; a function is called per delivery (cache inside it). Required. */
   secret: WebhookSecret | undefined;
-  /** Header names. Defaults: `x-forge-event`, `x-forge-delivery`, `x-hub-signature-256`, `x-hub-signature`. */
+  /** The forge's preset: header names, signature scheme, event mapping (docs/forges.md). Default `'generic'`. */
+  forge?: Forge | undefined;
+  /** Header names, over the preset's. Defaults (generic): `x-forge-event`, `x-forge-delivery`, `x-hub-signature-256`, `x-hub-signature`. */
   headers?: DeliveryHeaderNames | undefined;
   /** Accept a sha1 signature when it is the only one. Default `true`. */
   allowSha1?: boolean | undefined;
@@ -26,12 +30,44 @@ export interface ForgeWebhookOptions {
   maxBodyBytes?: number | undefined;
 }
 
-/** What {@link forgeWebhook} puts at `event.webhook`: the verified delivery's id and event name. */
+/** What {@link forgeWebhook} puts at `event.webhook`: the verified delivery's id, names and source. */
 export interface ForgeWebhook {
   /** The delivery id header (`X-Forge-Delivery`). */
   readonly id: string;
-  /** The event name header (`X-Forge-Event`), forge-neutral (`forge_app_authorization`). */
+  /** The catalogue event name (`pull_request`), forge-neutral (`forge_app_authorization`). */
   readonly name: string;
+  /** The catalogue action (`opened`), mapped from the forge's own; `undefined` when there is none. */
+  readonly action?: string | undefined;
+  /** The forge preset the delivery was read with. */
+  readonly forge?: Forge | undefined;
+  /** The event header's value as the forge sent it (`Merge Request Hook`). */
+  readonly nativeName?: string | undefined;
+  /** The forge's own action (`open`). */
+  readonly nativeAction?: string | undefined;
+  /** The source it came in through, set by {@link forgeWebhookSources}. */
+  readonly source?: string | undefined;
+}
+
+/** One source of {@link forgeWebhookSources}: its name, forge preset and secret. */
+export interface ForgeWebhookSource {
+  /** The path segment of `/webhooks/{source}`; `default` is the source of `/webhooks`. */
+  name: string;
+  /** Secret(s) of this source; a function is called per delivery (cache inside it). Required. */
+  secret: WebhookSecret | undefined;
+  /** The forge's preset. Default `'generic'`. */
+  forge?: Forge | undefined;
+  /** Header names, over the preset's. */
+  headers?: DeliveryHeaderNames | undefined;
+}
+
+/** Options of {@link forgeWebhookSources}. */
+export interface ForgeWebhookSourcesOptions {
+  /** The sources, each with a unique name. */
+  sources: readonly ForgeWebhookSource[];
+  /** Accept a sha1 signature when it is the only one (every source). Default `true`. */
+  allowSha1?: boolean | undefined;
+  /** Largest body accepted, in bytes (every source). Default 25 MiB. */
+  maxBodyBytes?: number | undefined;
 }
 
 type WithBody<TEvent, TBody> = TEvent extends unknown ? Omit<TEvent, 'body'> & { body: TBody } : never;
@@ -54,7 +90,7 @@ export interface WebhookErrorsOptions {
   logger?: LoggerLike | undefined;
 }
 
-const OPTION_KEYS = new Set(['secret', 'headers', 'allowSha1', 'maxBodyBytes']);
+const OPTION_KEYS = new Set(['secret', 'forge', 'headers', 'allowSha1', 'maxBodyBytes']);
 const PROBE = { method: 'GET', headers: {}, body: '' };
 const JSON_HEADERS = { 'content-type': 'application/json' } as const;
 
@@ -83,6 +119,7 @@ export function forgeWebhook(options: ForgeWebhookOptions): MiddlewareObj<ForgeW
   const { secret } = options;
   if (secret === undefined) throw new TypeError('"secret" is required');
   const base: Omit<DeliveryOptions, 'secret'> = {};
+  if (options.forge !== undefined) base.forge = options.forge;
   if (options.headers !== undefined) base.headers = options.headers;
   if (options.allowSha1 !== undefined) base.allowSha1 = options.allowSha1;
   if (options.maxBodyBytes !== undefined) base.maxBodyBytes = options.maxBodyBytes;
@@ -117,9 +154,84 @@ export function forgeWebhook(options: ForgeWebhookOptions): MiddlewareObj<ForgeW
       }
       event.headers = headers;
       event.rawBody = result.rawBody;
-      event.webhook = { id: result.id, name: result.name };
+      event.webhook = {
+        id: result.id,
+        name: result.name,
+        action: result.action,
+        forge: result.forge,
+        nativeName: result.nativeName,
+        nativeAction: result.nativeAction,
+      };
     },
   };
+}
+
+const SOURCE_NAME = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
+// A Function URL has no route: its path is read the way the HTTP API route reads it.
+const SOURCE_PATH = /^\/webhooks\/([^/]+)\/?$/;
+
+/**
+ * Middy middleware serving several webhook sources from one function: it picks the source from the route's
+ * `{source}` path parameter (`/webhooks/{source}`; a Function URL's path is read the same way; `/webhooks` is
+ * `default`), answers an unknown one 404 `unknown_source` before any secret is read, and then runs that
+ * source's {@link forgeWebhook}. `event.webhook.source` names the source.
+ *
+ * @throws TypeError on construction for an invalid, repeated or misconfigured source.
+ */
+export function forgeWebhookSources(
+  options: ForgeWebhookSourcesOptions,
+): MiddlewareObj<ForgeWebhookEvent<unknown>> {
+  if (options === null || typeof options !== 'object') throw new TypeError('"options" must be an object');
+  if (!Array.isArray(options.sources) || options.sources.length === 0) {
+    throw new TypeError('"sources" must be a non-empty array');
+  }
+  const bySource = new Map<string, MiddlewareObj<ForgeWebhookEvent<unknown>>>();
+  for (const [index, source] of options.sources.entries()) {
+    if (typeof source?.name !== 'string' || !SOURCE_NAME.test(source.name)) {
+      throw new TypeError(
+        `"sources[${index}].name" must be 1 to 64 lowercase letters, digits or inner hyphens`,
+      );
+    }
+    if (bySource.has(source.name)) throw new TypeError(`"sources[${index}].name" is repeated`);
+    const webhookOptions: ForgeWebhookOptions = { secret: source.secret };
+    if (source.forge !== undefined) webhookOptions.forge = source.forge;
+    if (source.headers !== undefined) webhookOptions.headers = source.headers;
+    if (options.allowSha1 !== undefined) webhookOptions.allowSha1 = options.allowSha1;
+    if (options.maxBodyBytes !== undefined) webhookOptions.maxBodyBytes = options.maxBodyBytes;
+    bySource.set(source.name, forgeWebhook(webhookOptions));
+  }
+  return {
+    before: async (request) => {
+      const name = sourceOf(request.event as unknown as ApiGatewayEvent);
+      const middleware = name === undefined ? undefined : bySource.get(name);
+      if (name === undefined || middleware === undefined) {
+        const shown = name !== undefined && SOURCE_NAME.test(name) ? ` "${name}"` : '';
+        throw new IngestError(404, AwsErrorCodes.unknownSource, `unknown webhook source${shown}`);
+      }
+      await middleware.before?.(request);
+      const event = request.event;
+      event.webhook = { ...event.webhook, source: name };
+    },
+  };
+}
+
+/** The source named by the request's path: `undefined` when the path names something that is not a source. */
+function sourceOf(event: ApiGatewayEvent): string | undefined {
+  if (typeof event !== 'object' || event === null) return DEFAULT_SOURCE;
+  const parameters: unknown = event.pathParameters;
+  if (typeof parameters === 'object' && parameters !== null && Object.hasOwn(parameters, 'source')) {
+    const value: unknown = (parameters as Record<string, unknown>).source;
+    return typeof value === 'string' ? value : undefined;
+  }
+  const path: unknown = 'rawPath' in event ? event.rawPath : (event as { path?: unknown }).path;
+  if (typeof path !== 'string') return DEFAULT_SOURCE;
+  const match = SOURCE_PATH.exec(path);
+  if (match === null) return DEFAULT_SOURCE;
+  try {
+    return decodeURIComponent(match[1] as string);
+  } catch {
+    return undefined;
+  }
 }
 
 async function loadSecrets(load: () => Promise<readonly string[]>): Promise<readonly string[]> {

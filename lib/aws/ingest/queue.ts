@@ -12,6 +12,7 @@ import { AwsDefaults, AwsErrorCodes, DedupeTable } from '../constants.js';
 import { AwsBridgeError, isConditionalCheckFailed } from '../errors.js';
 import type { Delivery, PayloadRef } from '../types.js';
 import { ClaimCheck } from './claim-check.js';
+import { dedupeKeyOf } from './delivery-key.js';
 
 /** Options of {@link DeliveryQueue}. Defaults live in {@link AwsDefaults}. */
 export interface DeliveryQueueOptions {
@@ -37,6 +38,12 @@ export interface QueuedDelivery {
   pk: string;
   delivery: string;
   event: string;
+  /** The forge preset, mapped action, source and the forge's own names, when the delivery had them. */
+  forge?: string;
+  action?: string;
+  source?: string;
+  nativeEvent?: string;
+  nativeAction?: string;
   /** Epoch ms when the ingest queued it. */
   queuedAt: number;
   /** Failed retries so far. */
@@ -69,6 +76,7 @@ export function errorCode(error: unknown): string {
 }
 
 const DUE = 'due';
+const ROUTE_FIELDS = ['forge', 'action', 'source', 'nativeEvent', 'nativeAction'] as const;
 
 function positive(name: string, value: number): number {
   if (!Number.isFinite(value) || value <= 0) throw new TypeError(`"${name}" must be a positive number`);
@@ -113,7 +121,7 @@ export class DeliveryQueue {
   async enqueue(delivery: Delivery, failure?: unknown): Promise<'queued' | 'exists'> {
     const now = Date.now();
     const item: Record<string, unknown> = {
-      [DedupeTable.partitionKey]: `${DedupeTable.queuePrefix}${delivery.id}`,
+      [DedupeTable.partitionKey]: `${DedupeTable.queuePrefix}${dedupeKeyOf(delivery)}`,
       [DedupeTable.queueAttribute]: DUE,
       [DedupeTable.dueAttribute]: now,
       delivery: delivery.id,
@@ -122,6 +130,10 @@ export class DeliveryQueue {
       attempts: 0,
       [DedupeTable.ttlAttribute]: Math.floor(now / 1000) + this.#ttlSeconds,
     };
+    // What the entry routes on besides the body: the retrier publishes the same detail-type and detail.
+    for (const key of ROUTE_FIELDS) {
+      if (delivery[key] !== undefined) item[key] = delivery[key];
+    }
     if (failure !== undefined) item.lastError = errorCode(failure);
     const onBus = (failure as { onBus?: unknown } | undefined)?.onBus;
     if (typeof onBus === 'string') item.onBus = onBus;
@@ -236,7 +248,12 @@ export class DeliveryQueue {
     } catch (error) {
       throw new QueueError('queued body is not json', { cause: error });
     }
-    return { id: record.delivery, name: record.event, payload, rawBody };
+    const delivery: Delivery = { id: record.delivery, name: record.event, payload, rawBody };
+    for (const key of ROUTE_FIELDS) {
+      const value = record[key];
+      if (typeof value === 'string') delivery[key] = value;
+    }
+    return delivery;
   }
 
   /** Deletes a record once its delivery is on the bus. */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { EventBridgeEvent } from 'aws-lambda';
+import { type Forge, Forges } from '../../webhooks/index.js';
 import { AwsErrorCodes } from '../constants.js';
 import { ResolveDeliveryError } from '../errors.js';
 import type { DeliveryDetail, PayloadRef } from '../types.js';
@@ -10,6 +11,19 @@ export interface ResolvedDelivery {
   id: string;
   name: string;
   payload: unknown;
+  /**
+   * The mapped action (`detail.action`), present when the delivery was read with a forge preset: it then
+   * chooses the `name.action` handlers instead of `payload.action` (a GitLab payload has none at the top).
+   */
+  action?: string | undefined;
+  /** `detail.forge`: the forge preset the ingest read the delivery with. */
+  forge?: Forge;
+  /** `detail.source`: the webhook source it came in through. */
+  source?: string;
+  /** `detail.nativeEvent`: the forge's own event name. */
+  nativeName?: string;
+  /** `detail.nativeAction`: the forge's own action. */
+  nativeAction?: string | undefined;
 }
 
 /** Collaborators of {@link resolveDelivery}. */
@@ -57,7 +71,7 @@ export async function resolveDelivery(
   }
   const shaped = detail as unknown as DeliveryDetail;
   if (detail.payloadRef === undefined) {
-    return { id: shaped.delivery, name: shaped.event, payload: shaped.payload };
+    return withRoute({ id: shaped.delivery, name: shaped.event, payload: shaped.payload }, detail);
   }
   const ref = detail.payloadRef;
   if (!isPayloadRef(ref)) {
@@ -102,5 +116,22 @@ export async function resolveDelivery(
       },
     );
   }
-  return { id: shaped.delivery, name: shaped.event, payload };
+  return withRoute({ id: shaped.delivery, name: shaped.event, payload }, detail);
+}
+
+/** Adds the forge fields of `detail` that are well-formed; an event without `forge` keeps `payload.action`. */
+function withRoute(delivery: ResolvedDelivery, detail: Record<string, unknown>): ResolvedDelivery {
+  const text = (key: string) => (typeof detail[key] === 'string' ? (detail[key] as string) : undefined);
+  const forge = text('forge');
+  if (forge !== undefined && (Forges as readonly string[]).includes(forge)) {
+    delivery.forge = forge as Forge;
+    delivery.action = text('action');
+    const nativeName = text('nativeEvent');
+    if (nativeName !== undefined) delivery.nativeName = nativeName;
+    const nativeAction = text('nativeAction');
+    if (nativeAction !== undefined) delivery.nativeAction = nativeAction;
+  }
+  const source = text('source');
+  if (source !== undefined) delivery.source = source;
+  return delivery;
 }

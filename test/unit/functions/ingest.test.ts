@@ -1,6 +1,7 @@
 // The ingest handler through its real Middy chain, with API Gateway events whose bodies are signed by our own
 // `sign()`. AWS is mocked with aws-sdk-client-mock: no network. The cases in between live in
 // test/unit/aws/ingest/ingest.test.ts; these check the wiring (environment, clients, secrets).
+import { createHash } from 'node:crypto';
 import {
   ConditionalCheckFailedException,
   DeleteItemCommand,
@@ -110,6 +111,10 @@ describe('functions/ingest handler', { timeout: 30_000 }, () => {
         delivery: 'delivery-1',
         event: 'issues',
         action: 'opened',
+        forge: 'generic',
+        source: 'default',
+        nativeEvent: 'issues',
+        nativeAction: 'opened',
         payload,
       });
       expect(dynamo.commandCalls(PutItemCommand)[0]?.args[0].input).toMatchObject({
@@ -234,6 +239,88 @@ describe('functions/ingest handler', { timeout: 30_000 }, () => {
       const response = await handler(v2Event(), context);
       expect(response.statusCode).toBe(503);
       expect(events.calls()).toHaveLength(0);
+    });
+  });
+
+  describe('several sources (FORGEBRIDGE_WEBHOOK_SOURCES)', () => {
+    const SOURCES = JSON.stringify([
+      { name: 'default', forge: 'github', secretParameter: '/forgebridge/test/webhook-secret' },
+      { name: 'gitlab-acme', forge: 'gitlab', secretParameter: '/forgebridge/test/gitlab-acme' },
+    ]);
+    const mergeRequest = JSON.stringify({
+      object_kind: 'merge_request',
+      object_attributes: { action: 'open' },
+    });
+    const gitlabEvent = (source: string, token: string): APIGatewayProxyEventV2 =>
+      v2Event({
+        rawPath: `/webhooks/${source}`,
+        routeKey: 'POST /webhooks/{source}',
+        pathParameters: { source },
+        body: mergeRequest,
+        headers: {
+          'content-type': 'application/json',
+          'x-gitlab-event': 'Merge Request Hook',
+          'x-gitlab-event-uuid': 'gl-1',
+          'x-gitlab-token': token,
+        },
+      });
+
+    it("verifies a source with its own forge and parameter, and publishes the catalogue's detail-type", async () => {
+      ssm
+        .on(GetParameterCommand, { Name: '/forgebridge/test/gitlab-acme' })
+        .resolves({ Parameter: { Name: '/forgebridge/test/gitlab-acme', Value: 'gitlab-token' } });
+      const handler = await loadHandler({ FORGEBRIDGE_WEBHOOK_SOURCES: SOURCES });
+      const response = await handler(gitlabEvent('gitlab-acme', 'gitlab-token'), context);
+      expect(response.statusCode).toBe(202);
+      expect(ssm.commandCalls(GetParameterCommand).map((call) => call.args[0].input.Name)).toEqual([
+        '/forgebridge/test/gitlab-acme',
+      ]);
+      const [entry] = events.commandCalls(PutEventsCommand)[0]?.args[0].input.Entries ?? [];
+      expect(entry?.DetailType).toBe('pull_request.opened');
+      expect(JSON.parse(entry?.Detail ?? '{}')).toMatchObject({
+        delivery: 'gl-1',
+        event: 'pull_request',
+        action: 'opened',
+        forge: 'gitlab',
+        source: 'gitlab-acme',
+        nativeEvent: 'Merge Request Hook',
+        nativeAction: 'open',
+      });
+      expect(dynamo.commandCalls(PutItemCommand)[0]?.args[0].input.Item?.pk?.S).toBe(
+        `delivery#${createHash('md5').update(JSON.stringify('source#gitlab-acme#gl-1')).digest('base64')}`,
+      );
+    });
+
+    it('answers an unknown source 404 unknown_source without reading any parameter', async () => {
+      const handler = await loadHandler({ FORGEBRIDGE_WEBHOOK_SOURCES: SOURCES });
+      const response = await handler(gitlabEvent('gitlab-other', 'gitlab-token'), context);
+      expect(response.statusCode).toBe(404);
+      expect(JSON.parse(response.body)).toEqual({
+        error: { code: 'unknown_source', message: 'unknown webhook source "gitlab-other"' },
+      });
+      expect(ssm.calls()).toHaveLength(0);
+      expect(dynamo.calls()).toHaveLength(0);
+      expect(events.calls()).toHaveLength(0);
+    });
+
+    it("reads each source's offline secret from its own variable", async () => {
+      const handler = await loadHandler({
+        FORGEBRIDGE_WEBHOOK_SOURCES: SOURCES,
+        IS_OFFLINE: 'true',
+        FORGEBRIDGE_WEBHOOK_SECRET: SECRET,
+        FORGEBRIDGE_WEBHOOK_SECRET_GITLAB_ACME: 'gitlab-token',
+      });
+      expect((await handler(gitlabEvent('gitlab-acme', SECRET), context)).statusCode).toBe(401);
+      expect((await handler(gitlabEvent('gitlab-acme', 'gitlab-token'), context)).statusCode).toBe(202);
+    });
+
+    it('fails at cold start when a source has no parameter (deployed)', async () => {
+      vi.resetModules();
+      for (const [name, value] of Object.entries(BASE_ENV)) vi.stubEnv(name, value);
+      vi.stubEnv('FORGEBRIDGE_WEBHOOK_SOURCES', JSON.stringify([{ name: 'default', forge: 'github' }]));
+      await expect(import('../../../functions/ingest/handler.js')).rejects.toThrow(
+        'webhook source "default" has no "secretParameter"',
+      );
     });
   });
 

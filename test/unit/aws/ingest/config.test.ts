@@ -16,6 +16,16 @@ describe('readIngestConfig()', () => {
       dedupe: { tableName: 'dedupe', ttlSeconds: undefined, lockSeconds: undefined },
       webhook: { headers: {}, allowSha1: true, maxBodyBytes: undefined },
       secretParameter: undefined,
+      sources: [
+        {
+          name: 'default',
+          forge: 'generic',
+          secretParameter: undefined,
+          secretEnv: 'FORGEBRIDGE_WEBHOOK_SECRET',
+          headers: {},
+        },
+      ],
+      offline: false,
       requestTimeoutMs: 2_000,
     });
   });
@@ -51,6 +61,16 @@ describe('readIngestConfig()', () => {
         maxBodyBytes: 5000,
       },
       secretParameter: '/forgebridge/dev/webhook-secret',
+      sources: [
+        {
+          name: 'default',
+          forge: 'generic',
+          secretParameter: '/forgebridge/dev/webhook-secret',
+          secretEnv: 'FORGEBRIDGE_WEBHOOK_SECRET',
+          headers: { event: 'x-github-event', delivery: 'x-github-delivery' },
+        },
+      ],
+      offline: false,
       requestTimeoutMs: 10_000,
     });
   });

@@ -104,6 +104,9 @@ describe('createIngest()', () => {
       delivery: 'delivery-1',
       event: 'issues',
       action: 'opened',
+      forge: 'generic',
+      nativeEvent: 'issues',
+      nativeAction: 'opened',
       payload,
     });
     const put = dynamo.commandCalls(PutItemCommand)[0]?.args[0].input;

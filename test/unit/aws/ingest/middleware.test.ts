@@ -37,7 +37,14 @@ describe('forgeWebhook()', () => {
     const event = v2Event();
     const answer = await invoke(handler, event);
     expect(answer.statusCode).toBe(202);
-    expect(seen[0]?.webhook).toEqual({ id: 'delivery-1', name: 'issues' });
+    expect(seen[0]?.webhook).toEqual({
+      id: 'delivery-1',
+      name: 'issues',
+      action: 'opened',
+      forge: 'generic',
+      nativeName: 'issues',
+      nativeAction: 'opened',
+    });
     expect(seen[0]?.body).toEqual(payload);
     expect(seen[0]?.rawBody).toEqual(Buffer.from(JSON.stringify(payload)));
   });
@@ -150,7 +157,7 @@ describe('forgeWebhook()', () => {
     const github = chain({ headers: { event: 'x-github-event', delivery: 'x-github-delivery' } });
     const event = () => ({ ...v2Event(), headers: { ...headers } });
     expect((await invoke(github.handler, event())).statusCode).toBe(202);
-    expect(github.seen[0]?.webhook).toEqual({ id: 'gh-1', name: 'issues' });
+    expect(github.seen[0]?.webhook).toMatchObject({ id: 'gh-1', name: 'issues', forge: 'generic' });
     const strict = chain({
       headers: { event: 'x-github-event', delivery: 'x-github-delivery' },
       allowSha1: false,
