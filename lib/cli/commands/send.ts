@@ -1,0 +1,187 @@
+import { randomUUID } from 'node:crypto';
+import { type Command, Option } from 'commander';
+import { deliveryHeaders, type Forge, Forges } from '../../webhooks/index.js';
+import { CliError, ExitCodes } from '../errors.js';
+import { type EventName, findSample, forgeSpelling, parseEventName } from '../events.js';
+import { readPayloadFile } from '../files.js';
+import { resolveTarget, type Target } from '../local-stack.js';
+import { formatBytes, paint, print, printJson, startSpinner } from '../output.js';
+
+interface SendOptions {
+  file?: string;
+  url?: string;
+  secret?: string;
+  forge: Forge;
+  source?: string;
+  id?: string;
+  nativeEvent?: string;
+  timeout: number;
+  json?: boolean;
+}
+
+/** The most of a response body the CLI reads and shows. */
+const MAX_RESPONSE_CHARS = 64 * 1024;
+
+/** Registers `send <event[.action]>`. */
+export function registerSend(program: Command, version: string): void {
+  program
+    .command('send')
+    .description('sign a catalogue sample (or a payload file) the way the forge does and post it')
+    .argument('<event[.action]>', 'catalogue event name, for example "issues.opened" or "push"')
+    .option('-f, --file <payload.json>', 'post this JSON file (its exact bytes) instead of the sample')
+    .option('--url <url>', 'webhook URL (default: the local stack\'s, as "npm start" prints it)')
+    .option('--secret <secret>', "webhook secret (default: the local stack's development secret)")
+    .addOption(
+      new Option('--forge <forge>', 'write and sign the headers as this forge does')
+        .choices(Forges)
+        .default('generic'),
+    )
+    .option('--source <name>', 'post to the ingest\'s webhook source "/webhooks/<name>"')
+    .option('--id <delivery-id>', 'delivery id (default: a new UUID)')
+    .option('--native-event <name>', 'event header value when the forge names it its own way ("Issue Hook")')
+    .addOption(
+      new Option('--timeout <ms>', 'give up after this many milliseconds')
+        .default(10_000)
+        .argParser((value) => positiveInteger(value, '--timeout')),
+    )
+    .option('--json', 'print the request and the answer as JSON')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ forgebridge send issues.opened
+  $ forgebridge send push --forge gitea --json
+  $ forgebridge send pull_request.opened --file pr.json --url https://example.com/webhooks --secret "$SECRET"`,
+    )
+    .action(async (name: string, options: SendOptions) => {
+      process.exitCode = await send(name, options, version);
+    });
+}
+
+async function send(name: string, options: SendOptions, version: string): Promise<number> {
+  const event = parseEventName(name);
+  const target = resolveTarget({ url: options.url, secret: options.secret, source: options.source });
+  const { body, nativeName } = await payloadOf(event, options.file);
+  if (options.id !== undefined && !/^[\x21-\x7e]{1,128}$/.test(options.id)) {
+    throw new CliError('"--id" must be 1 to 128 visible ascii characters');
+  }
+  const id = options.id ?? randomUUID();
+  const native = options.nativeEvent ?? nativeName;
+  const headers = {
+    ...deliveryHeaders(target.secret, body, { forge: options.forge, name: native, id }),
+    'user-agent': `forgebridge-cli/${version}`,
+  };
+  const request = {
+    method: 'POST',
+    url: target.url,
+    event: event.full,
+    forge: options.forge,
+    nativeEvent: native,
+    delivery: id,
+    bytes: body.byteLength,
+  };
+  if (!options.json) {
+    print(
+      `${paint('bold', 'POST')} ${target.url}  ${paint('cyan', event.full)}  ${paint('dim', `${options.forge}, delivery ${id}, ${formatBytes(body.byteLength)}`)}`,
+    );
+  }
+  const started = performance.now();
+  const spinner = startSpinner(`POST ${target.url}`);
+  let response: Response;
+  let text: string;
+  try {
+    response = await fetch(target.url, {
+      method: 'POST',
+      headers,
+      body,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(options.timeout),
+    });
+    text = await response.text();
+  } catch (error) {
+    throw unreachable(target, error, options.timeout);
+  } finally {
+    spinner.stop();
+  }
+  const durationMs = Math.round(performance.now() - started);
+  const shown = text.length > MAX_RESPONSE_CHARS ? `${text.slice(0, MAX_RESPONSE_CHARS)}...` : text;
+  if (options.json) {
+    printJson({
+      request,
+      response: {
+        status: response.status,
+        statusText: response.statusText,
+        ok: response.ok,
+        contentType: response.headers.get('content-type'),
+        body: parseJson(shown) ?? shown,
+        durationMs,
+      },
+    });
+  } else {
+    const status = `${response.status} ${response.statusText}`;
+    print(`${paint(['bold', response.ok ? 'green' : 'red'], status)}  ${paint('dim', `${durationMs} ms`)}`);
+    const parsed = parseJson(shown);
+    if (shown.length > 0) print(parsed === undefined ? shown : JSON.stringify(parsed, null, 2));
+  }
+  return response.ok ? ExitCodes.ok : ExitCodes.failed;
+}
+
+async function payloadOf(
+  event: EventName,
+  file: string | undefined,
+): Promise<{ body: Buffer; nativeName: string }> {
+  if (file === undefined) {
+    const sample = findSample(event);
+    return { body: Buffer.from(JSON.stringify(sample.payload), 'utf8'), nativeName: sample.nativeName };
+  }
+  const { bytes, payload } = await readPayloadFile(file);
+  const action = typeof payload.action === 'string' ? payload.action : undefined;
+  if (event.action !== undefined && action !== undefined && action !== event.action) {
+    throw new CliError(`"${file}" holds a "${action}" action, not "${event.action}"`);
+  }
+  return { body: bytes, nativeName: forgeSpelling(event.event) };
+}
+
+/** A fetch failure as one line naming the URL: connection refused, unknown host, timeout, TLS. */
+function unreachable(target: Target, error: unknown, timeout: number): CliError {
+  const hint = target.local ? ' (is "npm start" running?)' : '';
+  if (error instanceof DOMException && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
+    return new CliError(`no answer from ${target.url} within ${timeout} ms${hint}`, ExitCodes.unreachable);
+  }
+  const cause =
+    error instanceof Error ? (error.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
+  const code = typeof cause?.code === 'string' ? cause.code : undefined;
+  const reasons: Record<string, string> = {
+    ECONNREFUSED: 'connection refused',
+    ECONNRESET: 'connection reset',
+    ENOTFOUND: 'host not found',
+    EAI_AGAIN: 'host not found',
+    ETIMEDOUT: 'connection timed out',
+    EHOSTUNREACH: 'host unreachable',
+    ENETUNREACH: 'network unreachable',
+    UND_ERR_SOCKET: 'connection closed',
+  };
+  const reason =
+    (code !== undefined ? reasons[code] : undefined) ??
+    (typeof cause?.message === 'string' ? cause.message : undefined) ??
+    (error instanceof Error ? error.message : 'request failed');
+  return new CliError(`could not reach ${target.url}: ${reason}${hint}`, ExitCodes.unreachable, {
+    cause: error,
+  });
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return text.length === 0 ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function positiveInteger(value: string, option: string): number {
+  const number = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(number) || number <= 0) {
+    throw new CliError(`"${option}" must be a positive integer`);
+  }
+  return number;
+}

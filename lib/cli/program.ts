@@ -1,0 +1,93 @@
+/**
+ * The `forgebridge` command line: commander wiring, error handling (one line on stderr, an exit code, never a
+ * stack trace) and coloured help.
+ */
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError } from 'commander';
+import { registerRules } from './commands/rules.js';
+import { registerSend } from './commands/send.js';
+import { registerVerify } from './commands/verify.js';
+import { CliError, ExitCodes } from './errors.js';
+import { oneLine, paint } from './output.js';
+
+/** The package's version, for `--version` and the User-Agent. */
+export function cliVersion(): string {
+  const file = new URL('../../package.json', import.meta.url);
+  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
+}
+
+/** Builds the program: every command, `--help` everywhere, errors thrown instead of exiting. */
+export function createProgram(version: string = cliVersion()): Command {
+  const program = new Command('forgebridge');
+  program
+    .description('send, verify and route forge webhook deliveries (forgebridge)')
+    .version(version, '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .helpCommand('help [command]', 'show help for a command')
+    .showSuggestionAfterError(true)
+    .configureHelp({
+      styleTitle: (text) => paint('bold', text),
+      styleCommandText: (text) => paint('cyan', text),
+      styleSubcommandText: (text) => paint('cyan', text),
+      styleOptionText: (text) => paint('green', text),
+      styleArgumentText: (text) => paint('yellow', text),
+    })
+    .addHelpText(
+      'after',
+      `
+Exit codes: 0 done, 1 negative outcome (a non-2xx answer, a signature that does not verify),
+2 bad input, 3 URL not reachable. See docs/cli.md.`,
+    );
+  registerSend(program, version);
+  registerRules(program);
+  registerVerify(program);
+  program.exitOverride();
+  for (const command of program.commands) command.exitOverride();
+  // Errors are printed by `main`, as one line.
+  const quiet = { outputError: () => undefined };
+  program.configureOutput(quiet);
+  for (const command of program.commands) command.configureOutput(quiet);
+  return program;
+}
+
+/**
+ * Runs the CLI with `argv` (`process.argv`) and returns the exit code. Errors are written to stderr as one
+ * line; nothing throws.
+ */
+export async function main(argv: readonly string[]): Promise<number> {
+  process.exitCode = undefined;
+  try {
+    await createProgram().parseAsync([...argv]);
+    return typeof process.exitCode === 'number' ? process.exitCode : ExitCodes.ok;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // --help and --version end here too, with exit code 0 and nothing to add.
+      if (error.exitCode === 0) return ExitCodes.ok;
+      if (error.code === 'commander.help') return ExitCodes.usage;
+      reportError(commanderMessage(error.message));
+      return ExitCodes.usage;
+    }
+    if (error instanceof CliError) {
+      reportError(error.message);
+      return error.exitCode;
+    }
+    // Anything else is a bug of ours; still one line and no stack trace.
+    reportError(`unexpected error: ${error instanceof Error ? error.message : String(error)}`);
+    return ExitCodes.failed;
+  }
+}
+
+function reportError(message: string): void {
+  process.stderr.write(`${paint(['bold', 'red'], 'forgebridge:', process.stderr)} ${oneLine(message)}\n`);
+}
+
+/** Commander's messages in the house style: no "error:" prefix, double quotes, no trailing period. */
+export function commanderMessage(message: string): string {
+  return oneLine(message)
+    .replace(/^error:\s*/i, '')
+    .replace(/'([^']*)'/g, '"$1"')
+    .replace(/\. Allowed choices are /, ': allowed choices are ')
+    .replace(/\(Did you mean ([^?]+)\?\)/, '(did you mean "$1"?)')
+    .replace(/""/g, '"')
+    .replace(/\.$/, '');
+}
