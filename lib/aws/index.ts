@@ -1,10 +1,29 @@
 /**
  * The AWS-facing pieces of forgebridge: webhook ingest onto EventBridge (dedupe, claim check, retries),
- * subscriber-side resolution, webhook secrets from SSM, and the DynamoDB token store with its scheduled
- * refresh. What handlers and users need; deeper paths are private (tests reach them directly).
+ * subscriber-side resolution, the delivery log, webhook secrets from SSM, and the DynamoDB token store with its
+ * scheduled refresh. What handlers and users need; deeper paths are private (tests reach them directly).
  */
 
 export { AwsDefaults, type AwsErrorCode, AwsErrorCodes, QueueMetrics } from './constants.js';
+export {
+  type DeliveryDetails,
+  type DeliveryListPage,
+  type DeliveryListQuery,
+  DeliveryLog,
+  type DeliveryLogEntry,
+  type DeliveryLogOptions,
+  type DeliveryOutcome,
+  DeliveryOutcomes,
+  type DeliveryRecord,
+  type DeliveryReportOptions,
+  type DeliveryVerdict,
+  DeliveryVerdicts,
+  maskHeaders,
+  type RecordResult,
+  type SubscriberOutcome,
+  type SubscriberReport,
+  withDeliveryReport,
+} from './delivery-log/index.js';
 export { type Env, numberEnv, optionalEnv, requireEnv, sdkTimeouts } from './env.js';
 export {
   AwsBridgeError,
