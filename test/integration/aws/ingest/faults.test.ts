@@ -539,7 +539,8 @@ describe(`the ingest under injected faults (${DELIVERIES} deliveries, concurrenc
     expect(bus.stats.slowed).toBeGreaterThan(CONCURRENCY);
     expect(bus.stats.lateReplies).toBeGreaterThan(0);
     expect(bus.stats.refused).toBeGreaterThan(0);
-    expect(inFlightAtBudgetEnd).toBeGreaterThan(0);
+    // inFlightAtBudgetEnd is printed, not asserted: with the fix an attempt outlives the budget only when a retry
+    // started late after slow refusals (a couple per run); the publisher before fe6ecd9 had 13 in one run.
     // The handler's client makes exactly one HTTP attempt per send (maxAttempts 1): the publisher alone retries.
     expect(figures.putEvents).toBe(figures.sends);
     expect(bus.stats.requests).toBe(bus.stats.sends);
