@@ -11,6 +11,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { AwsDefaults, DeliveryLogTable } from '../constants.js';
 import { isConditionalCheckFailed } from '../errors.js';
+import { dedupeKeyOf } from '../ingest/delivery-key.js';
 import type { HeaderMap, LoggerLike, PayloadRef } from '../types.js';
 import { maskHeaders } from './mask-headers.js';
 
@@ -247,14 +248,9 @@ function headerCount(headers: HeaderMap | undefined): number {
   return names.size;
 }
 
-/**
- * The partition of a delivery: `delivery#<id>` for the `default` source, `delivery#source#<source>#<id>` for
- * another (two sources' counters never share one), as the dedupe key.
- */
+/** The partition of a delivery: `delivery#` and its dedupe key (two sources' ids never share one). */
 function deliveryPk(deliveryId: string, source: string | undefined): string {
-  return source === undefined || source === 'default'
-    ? `${DELIVERY_PREFIX}${deliveryId}`
-    : `${DELIVERY_PREFIX}source#${source}#${deliveryId}`;
+  return `${DELIVERY_PREFIX}${dedupeKeyOf({ id: deliveryId, source })}`;
 }
 
 function dayOf(ms: number): string {
