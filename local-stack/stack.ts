@@ -5,6 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sourceSecretEnv } from '../lib/aws/ingest/config.js';
+import { type Forge, Forges } from '../lib/webhooks/index.js';
 import {
   type AuthorizationServer,
   DEFAULT_CLIENT,
@@ -21,6 +23,30 @@ import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 
 /** The development webhook secret `npm start` uses unless `FORGEBRIDGE_WEBHOOK_SECRET` is set. */
 export const DEVELOPMENT_WEBHOOK_SECRET = 'forgebridge-development-secret';
+
+/**
+ * The webhook sources of the local stack: `default` (`/webhooks`, the generic preset) and one per forge, named
+ * after it (`/webhooks/gitlab`), each with its own secret.
+ */
+export const LOCAL_SOURCES: readonly { name: string; forge: Forge }[] = [
+  { name: 'default', forge: 'generic' },
+  ...Forges.filter((forge) => forge !== 'generic').map((forge) => ({ name: forge, forge })),
+];
+
+/** The secret of a local source: the stack's secret for `default`, else the secret with `-<source>` appended. */
+export function localSourceSecret(secret: string, source: string): string {
+  return source === 'default' ? secret : `${secret}-${source}`;
+}
+
+/** One webhook source of a running local stack. */
+export interface LocalSource {
+  readonly name: string;
+  readonly forge: Forge;
+  /** Where this source's forge posts (`…/webhooks` for `default`, `…/webhooks/<name>` for the others). */
+  readonly url: string;
+  /** The secret(s) it verifies with. */
+  readonly secret: string;
+}
 
 /** Options of {@link startLocalStack}. */
 export interface LocalStackOptions {
@@ -47,10 +73,12 @@ export interface LocalStackOptions {
 
 /** A running local stack. */
 export interface LocalStack {
-  /** Where the forge posts deliveries. */
+  /** Where the forge posts deliveries (the `default` source: generic preset). */
   readonly webhookUrl: string;
-  /** The webhook secret(s) the ingest accepts. */
+  /** The webhook secret(s) the default source accepts. */
   readonly secret: string;
+  /** Every webhook source: `default` and one per forge ({@link LOCAL_SOURCES}). */
+  readonly sources: readonly LocalSource[];
   readonly stage: string;
   readonly names: { bus: string; dedupeTable: string; tokenTable: string; bucket: string };
   readonly endpoints: { dynamodb: string; s3: string; eventBridge: string; issuer: string; forgeApi: string };
@@ -166,6 +194,21 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       FORGEBRIDGE_TOKEN_TABLE: names.tokenTable,
       FORGEBRIDGE_BUCKET: names.bucket,
       FORGEBRIDGE_WEBHOOK_SECRET: secret,
+      // Offline, each source's secret comes from FORGEBRIDGE_WEBHOOK_SECRET[_<NAME>]; the parameter names only
+      // shape the IAM statement serverless.yml builds from this list.
+      FORGEBRIDGE_WEBHOOK_SOURCES: JSON.stringify(
+        LOCAL_SOURCES.map(({ name, forge }) => ({
+          name,
+          forge,
+          secretParameter: `/forgebridge/${stage}/webhook-secret/${name}`,
+        })),
+      ),
+      ...Object.fromEntries(
+        LOCAL_SOURCES.filter(({ name }) => name !== 'default').map(({ name }) => [
+          sourceSecretEnv(name),
+          localSourceSecret(secret, name),
+        ]),
+      ),
       FORGEBRIDGE_OAUTH_CLIENTS: JSON.stringify(oauthClients),
       FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret,
       FORGEBRIDGE_FORGE_API_URL: forgeApi.url,
@@ -200,9 +243,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
     const logs = offline.logFile === undefined ? undefined : createFunctionLogReader(offline.logFile);
 
+    const webhookUrl = `http://127.0.0.1:${offline.ports.http}/webhooks`;
     return {
-      webhookUrl: `http://127.0.0.1:${offline.ports.http}/webhooks`,
+      webhookUrl,
       secret,
+      sources: LOCAL_SOURCES.map(({ name, forge }) => ({
+        name,
+        forge,
+        url: name === 'default' ? webhookUrl : `${webhookUrl}/${name}`,
+        secret: localSourceSecret(secret, name),
+      })),
       stage,
       names,
       endpoints: {

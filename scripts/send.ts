@@ -1,13 +1,23 @@
 // `npm run send -- issues.opened`: signs a sample delivery (a real payload from @octokit/webhooks-examples)
 // and posts it to the local stack started by `npm start`. The subscribers whose rules match log what they
-// receive in the `npm start` terminal.
+// receive in the `npm start` terminal. `--forge` sends it the way that forge does (its own event names, headers
+// and signature) to the local stack's source of that forge (`/webhooks/<forge>`, or `--source`).
 //   npm run send -- push
 //   npm run send -- issues.opened --url http://127.0.0.1:3000/webhooks --secret s3cret
+//   npm run send -- pull_request.opened --forge gitlab
+//   npm run send -- push --forge gitea --source gitea
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { sampleDelivery, signDelivery } from '../local-stack/sample-deliveries.js';
-import { DEVELOPMENT_WEBHOOK_SECRET } from '../local-stack/stack.js';
+import { type Forge, Forges } from '../lib/webhooks/index.js';
+import {
+  forgeSample,
+  type SignedDelivery,
+  sampleDelivery,
+  signDelivery,
+  signForgeDelivery,
+} from '../local-stack/sample-deliveries.js';
+import { DEVELOPMENT_WEBHOOK_SECRET, LOCAL_SOURCES, localSourceSecret } from '../local-stack/stack.js';
 
 const root = new URL('..', import.meta.url).pathname;
 const { values, positionals } = parseArgs({
@@ -16,34 +26,55 @@ const { values, positionals } = parseArgs({
     url: { type: 'string' },
     secret: { type: 'string' },
     id: { type: 'string' },
+    forge: { type: 'string' },
+    source: { type: 'string' },
   },
 });
+
+function fail(message: string): never {
+  console.error(message);
+  process.exit(2);
+}
+
+const forge = values.forge ?? 'generic';
+if (!(Forges as readonly string[]).includes(forge)) {
+  fail(`"--forge" must be one of ${Forges.join(', ')}`);
+}
+// The local stack serves one source per forge, named after it; `default` is the generic one.
+const source =
+  values.source ?? LOCAL_SOURCES.find((candidate) => candidate.forge === forge)?.name ?? 'default';
+if (!/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/.test(source)) {
+  fail('"--source" must be lowercase letters, digits and inner hyphens');
+}
 
 const stateFile = join(root, '.tmp/local-stack.json');
 const state = existsSync(stateFile)
   ? (JSON.parse(readFileSync(stateFile, 'utf8')) as { webhookUrl?: string; secret?: string })
   : {};
-const url =
+const baseUrl =
   values.url ?? process.env.FORGEBRIDGE_WEBHOOK_URL ?? state.webhookUrl ?? 'http://127.0.0.1:3000/webhooks';
-const secret =
+const url =
+  values.url !== undefined || source === 'default' ? baseUrl : `${baseUrl.replace(/\/+$/, '')}/${source}`;
+const baseSecret =
   values.secret ?? process.env.FORGEBRIDGE_WEBHOOK_SECRET ?? state.secret ?? DEVELOPMENT_WEBHOOK_SECRET;
+const secret = values.secret ?? localSourceSecret(baseSecret, source);
 const eventName = positionals[0] ?? 'issues.opened';
+const options = values.id === undefined ? {} : { id: values.id };
 
-let example: ReturnType<typeof sampleDelivery>;
+let delivery: SignedDelivery;
 try {
-  example = sampleDelivery(eventName);
+  if (forge === 'generic') {
+    const example = sampleDelivery(eventName);
+    delivery = signDelivery(secret, example.name, example.payload, options);
+  } else {
+    const sample = forgeSample(forge as Forge, eventName);
+    delivery = signForgeDelivery(secret, sample.forge, sample.nativeName, sample.payload, options);
+  }
 } catch (error) {
-  console.error(error instanceof Error ? error.message : error);
-  process.exit(2);
+  fail(error instanceof Error ? error.message : String(error));
 }
-const delivery = signDelivery(
-  secret,
-  example.name,
-  example.payload,
-  values.id === undefined ? {} : { id: values.id },
-);
 console.log(
-  `POST ${url}  ${eventName}  delivery ${delivery.id}  (${Buffer.byteLength(delivery.body)} bytes)`,
+  `POST ${url}  ${eventName} (${forge}, source ${source})  delivery ${delivery.id}  (${Buffer.byteLength(delivery.body)} bytes)`,
 );
 try {
   const response = await fetch(url, { method: 'POST', headers: delivery.headers, body: delivery.body });

@@ -16,7 +16,8 @@ export interface SubscriberOptions {
 /**
  * Builds the body of a subscriber Lambda: it resolves the delivery from the EventBridge event (through the S3
  * claim check when there is one), dispatches it through `events`, logs one `delivery received` line
- * (`delivery`, `event`, `action` when present, `detailType`, `claimCheck`; never the payload) and returns it.
+ * (`delivery`, `event`, `action` when present, `detailType`, `claimCheck`, `forge` and `source` when present;
+ * never the payload) and returns it.
  * The line is written once the handlers succeeded: a failed invocation that EventBridge retries logs one line
  * for the retry that got through, not one per attempt.
  *
@@ -49,6 +50,8 @@ export function createSubscriber(
       ...(typeof action === 'string' ? { action } : {}),
       detailType: event['detail-type'],
       claimCheck: payloadRef !== undefined,
+      ...(delivery.forge === undefined ? {} : { forge: delivery.forge }),
+      ...(delivery.source === undefined ? {} : { source: delivery.source }),
     });
     return delivery;
   };
