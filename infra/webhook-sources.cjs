@@ -17,7 +17,9 @@ module.exports = async ({ resolveVariable }) => {
       list = undefined;
     }
     if (!Array.isArray(list) || list.length === 0) {
-      throw new TypeError('environment variable "FORGEBRIDGE_WEBHOOK_SOURCES" must be a non-empty json array');
+      throw new TypeError(
+        'environment variable "FORGEBRIDGE_WEBHOOK_SOURCES" must be a non-empty json array',
+      );
     }
     names = list.map((source, index) => {
       const name = source === null || typeof source !== 'object' ? undefined : source.secretParameter;
@@ -29,7 +31,9 @@ module.exports = async ({ resolveVariable }) => {
   }
   for (const name of names) {
     if (typeof name !== 'string' || !PARAMETER.test(name)) {
-      throw new TypeError(`webhook secret parameter "${name}" must be an ssm parameter name starting with "/"`);
+      throw new TypeError(
+        `webhook secret parameter "${name}" must be an ssm parameter name starting with "/"`,
+      );
     }
   }
   return {

@@ -150,7 +150,15 @@ export function forgeWebhook(options: ForgeWebhookOptions): MiddlewareObj<ForgeW
       if (!result.ok) throw new IngestError(result.status, result.code, result.message);
       const headers: Record<string, string> = {};
       for (const [name, value] of Object.entries(event.headers ?? {})) {
-        if (value !== undefined) headers[name.toLowerCase()] = value;
+        // An own property whatever the name: a header called `__proto__` must not become the map's prototype.
+        if (typeof value === 'string') {
+          Object.defineProperty(headers, name.toLowerCase(), {
+            value,
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          });
+        }
       }
       event.headers = headers;
       event.rawBody = result.rawBody;

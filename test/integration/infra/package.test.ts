@@ -173,6 +173,7 @@ describe('osls package (offline, no credentials)', () => {
         'OnIssuesOpenedLambdaFunction',
         'OnIssuesPrefixLambdaFunction',
         'OnPushLambdaFunction',
+        'RedriveLambdaFunction',
         'RefreshLambdaFunction',
       ].sort(),
     );
@@ -186,17 +187,18 @@ describe('osls package (offline, no credentials)', () => {
   });
 
   it('leaves the local recording subscriber out of every stage but local', () => {
-    const seven = [
+    const deployed = [
       'ingest',
       'onEverything',
       'onIssues',
       'onIssuesOpened',
       'onIssuesPrefix',
       'onPush',
+      'redrive',
       'refresh',
     ];
-    expect(Object.keys(printed.default).sort()).toEqual(seven);
-    expect(Object.keys(printed.local).sort()).toEqual([...seven, 'recorder'].sort());
+    expect(Object.keys(printed.default).sort()).toEqual(deployed);
+    expect(Object.keys(printed.local).sort()).toEqual([...deployed, 'recorder'].sort());
     expect(printed.local.recorder?.handler).toBe('local-stack/recorder.handler');
     expect(printed.local.recorder?.events).toEqual([
       { eventBridge: expect.objectContaining({ pattern: { source: ['forge.webhooks'] } }) },
@@ -227,10 +229,32 @@ describe('osls package (offline, no credentials)', () => {
     expect(permissions[0]?.[1].Properties.FunctionUrlAuthType).toBe('NONE');
   });
 
-  it('schedules the token refresh every 5 minutes', () => {
-    const schedule = ofType('AWS::Events::Rule').find(([, rule]) => rule.Properties.ScheduleExpression);
-    expect(schedule?.[1].Properties.ScheduleExpression).toBe('rate(5 minutes)');
-    expect(JSON.stringify(schedule?.[1].Properties.Targets)).toContain('RefreshLambdaFunction');
+  it('schedules the token refresh every 5 minutes and the retrier of queued deliveries every minute', () => {
+    const schedules = ofType('AWS::Events::Rule').filter(([, rule]) => rule.Properties.ScheduleExpression);
+    const targeting = (fn: string) =>
+      schedules.filter(([, rule]) => JSON.stringify(rule.Properties.Targets).includes(fn));
+    expect(schedules).toHaveLength(2);
+    expect(targeting('RefreshLambdaFunction').map(([, r]) => r.Properties.ScheduleExpression)).toEqual([
+      'rate(5 minutes)',
+    ]);
+    expect(targeting('RedriveLambdaFunction').map(([, r]) => r.Properties.ScheduleExpression)).toEqual([
+      'rate(1 minute)',
+    ]);
+  });
+
+  it('routes POST /webhooks/{source} to the ingest beside the default /webhooks', () => {
+    expect(resources.HttpApiRoutePostWebhooksSourceVar?.Properties.RouteKey).toBe('POST /webhooks/{source}');
+  });
+
+  it('alarms on one dead-lettered delivery', () => {
+    const alarm = resources.DeadLetteredDeliveriesAlarm;
+    expect(alarm?.Type).toBe('AWS::CloudWatch::Alarm');
+    expect(alarm?.Properties).toMatchObject({
+      MetricName: 'DeadLetteredDeliveries',
+      Statistic: 'Sum',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
   });
 
   it('writes one rule per rule form with the documented pattern', () => {

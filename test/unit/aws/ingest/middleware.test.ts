@@ -177,6 +177,25 @@ describe('forgeWebhook()', () => {
     expect(seen).toHaveLength(0);
   });
 
+  it('keeps a header named "__proto__" (any case) as a plain header, never as the header map\'s prototype', async () => {
+    const { handler, seen } = chain();
+    const event = v2Event();
+    // An event built by code other than API Gateway: JSON.parse makes "__proto__" an own key holding an object.
+    const hostile = JSON.parse('{"__PROTO__":"x","__proto__":{"x-forge-event":"push"}}') as Record<
+      string,
+      string
+    >;
+    event.headers = Object.assign(hostile, event.headers);
+    expect(Object.hasOwn(event.headers, '__proto__')).toBe(true);
+    const answer = await invoke(handler, event);
+    expect(answer.statusCode).toBe(202);
+    const seenHeaders = seen[0]?.headers as Record<string, unknown>;
+    expect(Object.getPrototypeOf(seenHeaders)).toBe(Object.prototype);
+    expect(Object.hasOwn(seenHeaders, '__proto__')).toBe(true);
+    expect(Object.getOwnPropertyDescriptor(seenHeaders, '__proto__')?.value).toBe('x');
+    expect(seenHeaders['x-forge-event']).toBe('issues');
+  });
+
   it('answers 400 invalid_json when the JSON parser refuses a "__proto__" key of a signed body', async () => {
     const { handler, seen } = chain();
     const answer = await invoke(handler, v2Event({ body: '{"inputs":{"__proto__":{"x":1}}}' }));
