@@ -1,0 +1,326 @@
+// The inspector page: plain DOM, no framework. Rows come from /api/deliveries and then live from /api/events
+// (server-sent events); a row opens the delivery (/api/deliveries/:id) with its headers, payload and subscribers.
+const rows = new Map();
+const tbody = document.getElementById('rows');
+const detail = document.getElementById('detail');
+let selected;
+
+/** The log masks signature and credential headers; this is a second guard so the page never shows one. */
+const SECRET_HEADER = /signature|token|secret|password|passwd|api-?key|auth|credential|session|cookie/i;
+const safeHeader = (name, value) =>
+  SECRET_HEADER.test(name) && !String(value).includes('[masked]') ? '[masked]' : String(value);
+
+function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === undefined || value === false) continue;
+    if (name === 'class') node.className = value;
+    else if (name.startsWith('on')) node.addEventListener(name.slice(2), value);
+    else node.setAttribute(name, value === true ? '' : value);
+  }
+  for (const child of children.flat()) {
+    if (child !== undefined && child !== null) node.append(child instanceof Node ? child : String(child));
+  }
+  return node;
+}
+
+const eventName = (r) => (r.event ? (r.action ? `${r.event}.${r.action}` : r.event) : '—');
+const time = (ms) =>
+  new Date(ms).toLocaleTimeString(undefined, { hour12: false }) +
+  `.${String(new Date(ms).getMilliseconds()).padStart(3, '0')}`;
+const tone = (r) =>
+  r.httpStatus >= 500 ? 'bad' : r.httpStatus >= 400 ? 'warn' : r.outcome === 'duplicate' ? 'dup' : 'ok';
+
+function subscriberList(subscribers) {
+  const names = Object.keys(subscribers ?? {}).sort();
+  if (names.length === 0) return el('span', { class: 'muted' }, '—');
+  return names.map((name) => {
+    const s = subscribers[name];
+    return el(
+      'span',
+      {
+        class: `chip ${s.outcome === 'ok' ? 'ok' : 'bad'}`,
+        title: s.error ? `${s.error.name}: ${s.error.message ?? ''}` : `${s.durationMs} ms`,
+      },
+      `${name} ${s.outcome === 'ok' ? '✓' : '✗'}`,
+    );
+  });
+}
+
+function rowOf(r) {
+  return el(
+    'tr',
+    {
+      'data-record-id': r.recordId,
+      'data-delivery-id': r.deliveryId ?? '',
+      'data-outcome': r.outcome,
+      class: r.recordId === selected?.recordId ? 'selected' : undefined,
+      onclick: () => open(r),
+    },
+    el('td', { class: 'time' }, time(r.receivedAt)),
+    el('td', { class: 'event' }, eventName(r)),
+    el('td', { class: 'id' }, r.deliveryId ?? el('span', { class: 'muted' }, '(none)')),
+    el('td', { class: 'status' }, el('span', { class: `badge ${tone(r)}` }, `${r.httpStatus} ${r.outcome}`)),
+    el('td', { class: `verdict ${r.verdict === 'verified' ? '' : 'warn'}` }, r.verdict),
+    el(
+      'td',
+      { class: 'rules' },
+      r.rules.length
+        ? r.rules.map((n) => el('span', { class: 'chip' }, n))
+        : el('span', { class: 'muted' }, '—'),
+    ),
+    el('td', { class: 'subscribers' }, subscriberList(r.subscribers)),
+  );
+}
+
+function upsert(r) {
+  const previous = rows.get(r.recordId);
+  rows.set(r.recordId, r);
+  const row = rowOf(r);
+  if (previous?.node) previous.node.replaceWith(row);
+  else {
+    // Newest first: before the first row older than this one.
+    const next = [...rows.values()]
+      .filter(
+        (o) =>
+          o.node &&
+          (o.receivedAt < r.receivedAt || (o.receivedAt === r.receivedAt && o.recordId < r.recordId)),
+      )
+      .sort((a, b) => b.receivedAt - a.receivedAt)[0];
+    tbody.insertBefore(row, next?.node ?? null);
+  }
+  r.node = row;
+  document.getElementById('empty').hidden = rows.size > 0;
+  const changed =
+    previous === undefined || JSON.stringify(previous.subscribers) !== JSON.stringify(r.subscribers);
+  if (selected?.deliveryId && selected.deliveryId === r.deliveryId && changed)
+    refresh().catch(() => undefined);
+}
+
+async function api(path, init) {
+  const response = await fetch(path, init);
+  const body = await response.json().catch(() => ({}));
+  if (!response.ok) throw new Error(body.message ?? `${response.status}`);
+  return body;
+}
+
+/** A JSON value as nested <details>: objects and arrays fold, the first two levels open. */
+function jsonTree(value, key, depth = 0) {
+  const label = key === undefined ? [] : [el('span', { class: 'key' }, JSON.stringify(key)), ': '];
+  if (value !== null && typeof value === 'object') {
+    const entries = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
+    const summary = Array.isArray(value) ? `[${entries.length}]` : `{${entries.length}}`;
+    return el(
+      'details',
+      { open: depth < 2 },
+      el('summary', {}, ...label, el('span', { class: 'muted' }, summary)),
+      el(
+        'div',
+        { class: 'children' },
+        entries.map(([k, v]) => jsonTree(v, Array.isArray(value) ? undefined : k, depth + 1)),
+      ),
+    );
+  }
+  return el(
+    'div',
+    { class: 'leaf' },
+    ...label,
+    el('span', { class: `v ${value === null ? 'null' : typeof value}` }, JSON.stringify(value)),
+  );
+}
+
+function payloadView(record) {
+  if (record.body === undefined) {
+    return el('p', { class: 'muted' }, `payload not stored (${record.payloadOmitted ?? 'absent'})`);
+  }
+  if (record.bodyEncoding === 'base64') return el('pre', {}, `base64: ${record.body}`);
+  try {
+    return el('div', { class: 'json' }, jsonTree(JSON.parse(record.body)));
+  } catch {
+    return el('pre', {}, record.body);
+  }
+}
+
+function detailView(details, recordId) {
+  const record = details.records.find((r) => r.recordId === recordId) ?? details.records[0];
+  const result = el('output', { id: 'replay-result' });
+  const fresh = el('input', { type: 'checkbox', id: 'fresh-id' });
+  const replay = async () => {
+    result.textContent = 'sending…';
+    try {
+      const answer = await api(
+        `/api/deliveries/${encodeURIComponent(details.deliveryId)}/replay?source=${encodeURIComponent(details.source)}`,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ freshId: fresh.checked }),
+        },
+      );
+      const outcome =
+        typeof answer.body === 'object' && answer.body ? (answer.body.status ?? answer.body.error ?? '') : '';
+      result.textContent =
+        `${answer.status} ${outcome}`.trim() + (fresh.checked ? ` (new id ${answer.deliveryId})` : '');
+    } catch (error) {
+      result.textContent = `replay failed: ${error.message}`;
+    }
+  };
+  const failed = record.verdict !== 'verified' && record.verdict !== 'not_checked';
+  return [
+    el(
+      'div',
+      { class: 'detail-head' },
+      el('h2', {}, eventName(record)),
+      el('button', { type: 'button', class: 'close', title: 'close', onclick: () => close() }, '×'),
+    ),
+    el(
+      'dl',
+      { class: 'facts' },
+      el('dt', {}, 'delivery'),
+      el('dd', { class: 'id' }, details.deliveryId),
+      el('dt', {}, 'source'),
+      el('dd', {}, `${details.source}${record.forge ? ` (${record.forge})` : ''}`),
+      el('dt', {}, 'received'),
+      el('dd', {}, new Date(record.receivedAt).toISOString()),
+      el('dt', {}, 'answer'),
+      el(
+        'dd',
+        {},
+        el('span', { class: `badge ${tone(record)}` }, `${record.httpStatus} ${record.outcome}`),
+        record.errorCode ? ` ${record.errorCode}` : '',
+      ),
+      el('dt', {}, 'verdict'),
+      el('dd', {}, record.verdict),
+      el('dt', {}, 'body'),
+      el('dd', {}, `${record.bodyBytes} bytes${record.payloadRef ? ' (claim check in S3)' : ''}`),
+      record.eventId ? [el('dt', {}, 'event id'), el('dd', { class: 'id' }, record.eventId)] : [],
+      el('dt', {}, 'rules'),
+      el('dd', {}, record.rules.length ? record.rules.join(', ') : '—'),
+    ),
+    failed || record.reason
+      ? el(
+          'p',
+          { class: `diagnosis ${failed ? 'bad' : ''}`, id: 'diagnosis' },
+          record.reason ?? `signature check: ${record.verdict}`,
+        )
+      : [],
+    el(
+      'div',
+      { class: 'actions' },
+      el(
+        'button',
+        {
+          type: 'button',
+          id: 'replay',
+          onclick: replay,
+          disabled: record.body === undefined && !details.records.some((r) => r.body !== undefined),
+        },
+        'Replay',
+      ),
+      el('label', {}, fresh, ' fresh delivery id'),
+      result,
+    ),
+    el('h3', {}, 'Subscribers'),
+    el('div', { class: 'subs' }, subscriberList(details.subscribers)),
+    details.records.length > 1
+      ? [
+          el('h3', {}, `Requests of this delivery (${details.records.length})`),
+          el(
+            'ul',
+            { class: 'requests' },
+            details.records.map((r) =>
+              el(
+                'li',
+                { class: r.recordId === record.recordId ? 'current' : undefined, onclick: () => open(r) },
+                `${time(r.receivedAt)} · ${r.httpStatus} ${r.outcome}`,
+              ),
+            ),
+          ),
+        ]
+      : [],
+    el('h3', {}, 'Headers'),
+    el(
+      'table',
+      { class: 'headers' },
+      Object.entries(record.headers ?? {}).map(([name, value]) =>
+        el('tr', {}, el('th', {}, name), el('td', {}, safeHeader(name, value))),
+      ),
+    ),
+    el('h3', {}, 'Payload'),
+    payloadView(record),
+  ];
+}
+
+async function open(r) {
+  selected = r;
+  for (const row of tbody.children) row.classList.toggle('selected', row.dataset.recordId === r.recordId);
+  detail.hidden = false;
+  if (!r.deliveryId) {
+    detail.replaceChildren(el('p', {}, `No delivery id: ${r.verdict}${r.reason ? ` — ${r.reason}` : ''}`));
+    return;
+  }
+  await refresh();
+}
+
+async function refresh() {
+  if (!selected?.deliveryId) return;
+  const current = selected;
+  const details = await api(
+    `/api/deliveries/${encodeURIComponent(current.deliveryId)}?source=${encodeURIComponent(current.source ?? 'default')}`,
+  );
+  if (selected !== current) return;
+  const result = document.getElementById('replay-result')?.textContent;
+  detail.replaceChildren(...detailView(details, current.recordId).flat());
+  if (result) document.getElementById('replay-result').textContent = result;
+}
+
+function close() {
+  selected = undefined;
+  detail.hidden = true;
+  for (const row of tbody.children) row.classList.remove('selected');
+}
+
+async function setupSamples() {
+  const { events, sources } = await api('/api/samples');
+  const select = document.getElementById('sample-event');
+  select.replaceChildren(
+    ...events.map((name) => el('option', { value: name, selected: name === 'issues.opened' }, name)),
+  );
+  document
+    .getElementById('sample-source')
+    .replaceChildren(...sources.map((name) => el('option', { value: name }, name)));
+  document.getElementById('sample').addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const output = document.getElementById('sample-result');
+    output.textContent = 'sending…';
+    try {
+      const answer = await api('/api/samples', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ event: select.value, source: document.getElementById('sample-source').value }),
+      });
+      output.textContent = `${answer.status} ${answer.body?.status ?? answer.body?.error ?? ''}`;
+    } catch (error) {
+      output.textContent = error.message;
+    }
+  });
+}
+
+function connect() {
+  const live = document.getElementById('live');
+  const events = new EventSource('/api/events');
+  events.addEventListener('open', async () => {
+    live.textContent = 'live';
+    live.classList.add('on');
+    // Load after the stream is open: whatever changes from now on is pushed, so nothing falls in between.
+    const { records } = await api('/api/deliveries?limit=100');
+    for (const r of records.reverse()) upsert(r);
+  });
+  events.addEventListener('record', (message) => upsert(JSON.parse(message.data)));
+  events.addEventListener('error', () => {
+    live.textContent = 'reconnecting…';
+    live.classList.remove('on');
+  });
+}
+
+connect();
+setupSamples().catch(() => undefined);

@@ -1,0 +1,310 @@
+// The inspector's server on its own: DynamoDB Local holding the delivery log (records written with
+// DeliveryLog.record, as the ingest writes them), a node:http receiver standing in the ingest's URL for replays
+// and samples, and the inspector on 127.0.0.1. Its API, its live stream, replay (same and fresh id), samples, the
+// page's files, and what it refuses; no response ever holds the secret or a signature value.
+import { createHmac, randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TableDefinitions } from '../../../infra/tables.js';
+import { DeliveryLog, type DeliveryLogEntry } from '../../../lib/aws/delivery-log/index.js';
+import { createTable } from '../../../local-stack/dynamodb.js';
+import { type Inspector, startInspector } from '../../../local-stack/inspector/server.js';
+import { useDynamoDbLocal } from '../../helpers/aws-local.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: the API's JSON answers, read field by field in the assertions
+type Json = any;
+
+const ddb = useDynamoDbLocal();
+const SECRET = `inspector-secret-${randomUUID()}`;
+const hmac = (body: string | Buffer) => createHmac('sha256', SECRET).update(body).digest('hex');
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+const received: Received[] = [];
+let receiver: Server;
+let receiverUrl: string;
+let log: DeliveryLog;
+let inspector: Inspector;
+
+function entry(overrides: Partial<DeliveryLogEntry> = {}): DeliveryLogEntry {
+  const deliveryId = overrides.deliveryId ?? randomUUID();
+  const body = '{"action":"opened","issue":{"number":7,"title":"caf\\u00e9 ☕"}}';
+  return {
+    deliveryId,
+    event: 'issues',
+    action: 'opened',
+    forge: 'generic',
+    source: 'default',
+    verdict: 'verified',
+    httpStatus: 202,
+    outcome: 'published',
+    headers: {
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(body)),
+      host: '127.0.0.1:3000',
+      'user-agent': 'GitHub-Hookshot/abc',
+      'x-forge-event': 'issues',
+      'x-forge-delivery': deliveryId,
+      'x-hub-signature-256': `sha256=${hmac(body)}`,
+    },
+    body,
+    ...overrides,
+  };
+}
+
+async function api(
+  path: string,
+  init: RequestInit = {},
+): Promise<{ status: number; body: Json; text: string }> {
+  const response = await fetch(new URL(path, inspector.url), init);
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { status: response.status, body, text };
+}
+
+const postJson = (path: string, value: unknown) =>
+  api(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(value) });
+
+beforeAll(async () => {
+  const tableName = `deliveries-${randomUUID().slice(0, 8)}`;
+  await createTable(ddb.endpoint, TableDefinitions.deliveries, tableName);
+  log = new DeliveryLog({ client: ddb.client(), tableName, storePayload: true });
+  receiver = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      received.push({ headers: request.headers, body: Buffer.concat(chunks) });
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end('{"status":"duplicate"}');
+    });
+  });
+  receiver.listen(0, '127.0.0.1');
+  await once(receiver, 'listening');
+  const address = receiver.address();
+  receiverUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/webhooks`;
+  inspector = await startInspector({
+    log,
+    sources: [{ name: 'default', forge: 'generic', url: receiverUrl, secret: SECRET }],
+    pollMs: 100,
+  });
+});
+
+afterAll(async () => {
+  await inspector?.stop();
+  await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
+});
+
+describe('inspector server', () => {
+  it('listens on 127.0.0.1 and serves the page and its files with a strict content security policy', async () => {
+    expect(new URL(inspector.url).hostname).toBe('127.0.0.1');
+    const page = await fetch(inspector.url);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    const html = await page.text();
+    expect(html).toContain('/app.js');
+    expect(html).not.toMatch(/https?:\/\//);
+    const script = await fetch(new URL('/app.js', inspector.url));
+    expect(script.headers.get('content-type')).toMatch(/^text\/javascript/);
+    expect((await fetch(new URL('/nothing.js', inspector.url))).status).toBe(404);
+  });
+
+  it('lists records newest first with the rules they matched and their subscribers', async () => {
+    const first = entry({ receivedAt: Date.now() - 2_000 });
+    const push = entry({ event: 'push', action: undefined, receivedAt: Date.now() - 1_000 });
+    const rejected = entry({
+      verdict: 'bad_signature',
+      httpStatus: 401,
+      outcome: 'rejected',
+      reason: 'wrong secret',
+    });
+    for (const record of [first, push, rejected]) expect((await log.record(record)).ok).toBe(true);
+    await log.recordSubscriber(first.deliveryId as string, {
+      subscriber: 'onIssues',
+      outcome: 'ok',
+      durationMs: 12,
+    });
+
+    const { status, body } = await api('/api/deliveries?limit=10');
+    expect(status).toBe(200);
+    const ids = body.records.map((r: { deliveryId: string }) => r.deliveryId);
+    expect(ids.slice(0, 3)).toEqual([rejected.deliveryId, push.deliveryId, first.deliveryId]);
+    const byId = new Map(body.records.map((r: { deliveryId: string }) => [r.deliveryId, r]));
+    expect((byId.get(first.deliveryId) as { rules: string[] }).rules).toEqual([
+      'onIssuesOpened',
+      'onIssues',
+      'onIssuesPrefix',
+      'onEverything',
+    ]);
+    expect((byId.get(push.deliveryId) as { rules: string[] }).rules).toEqual(['onPush', 'onEverything']);
+    expect((byId.get(rejected.deliveryId) as { rules: string[] }).rules).toEqual([]);
+    expect((byId.get(first.deliveryId) as { subscribers: object }).subscribers).toMatchObject({
+      onIssues: { outcome: 'ok', durationMs: 12 },
+    });
+    expect((await api('/api/deliveries?status=nonsense')).status).toBe(400);
+  });
+
+  it('shows one delivery with masked headers and its exact body, never the signature value', async () => {
+    const record = entry();
+    await log.record(record);
+    const { status, body, text } = await api(`/api/deliveries/${record.deliveryId}`);
+    expect(status).toBe(200);
+    const [latest] = body.records;
+    expect(latest.headers['x-hub-signature-256']).toBe('sha256=[masked]');
+    expect(latest.body).toBe(record.body);
+    expect(latest.bodyEncoding).toBe('utf8');
+    expect(text).not.toContain(hmac(record.body as string));
+    expect(text).not.toContain(SECRET);
+    expect((await api(`/api/deliveries/${randomUUID()}`)).status).toBe(404);
+  });
+
+  it('pushes a new record and a subscriber update over server-sent events', async () => {
+    const controller = new AbortController();
+    const response = await fetch(new URL('/api/events', inspector.url), { signal: controller.signal });
+    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let buffer = '';
+    const next = async (check: (record: Json) => boolean): Promise<Json> => {
+      const deadline = Date.now() + 5_000;
+      while (Date.now() < deadline) {
+        const frames = buffer.split('\n\n');
+        buffer = frames.pop() ?? '';
+        for (const frame of frames) {
+          const data = /^data: (.*)$/m.exec(frame)?.[1];
+          if (/^event: record$/m.test(frame) && data !== undefined && check(JSON.parse(data)))
+            return JSON.parse(data);
+        }
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+      }
+      throw new Error('no matching event');
+    };
+    try {
+      const record = entry();
+      const sent = Date.now();
+      await log.record(record);
+      const pushed = await next((r) => r.deliveryId === record.deliveryId);
+      expect(Date.now() - sent).toBeLessThan(1_000);
+      expect(pushed.rules).toContain('onIssuesOpened');
+      expect(pushed.headers).toBeUndefined();
+      await log.recordSubscriber(record.deliveryId as string, {
+        subscriber: 'onPush',
+        outcome: 'error',
+        durationMs: 3,
+        error: { name: 'TypeError', message: 'boom' },
+      });
+      const updated = await next(
+        (r) => r.deliveryId === record.deliveryId && r.subscribers?.onPush !== undefined,
+      );
+      expect(updated.subscribers.onPush).toMatchObject({ outcome: 'error', error: { name: 'TypeError' } });
+    } finally {
+      controller.abort();
+    }
+  });
+
+  it('replays the exact body and headers, signed again, with the same delivery id or a fresh one', async () => {
+    const record = entry();
+    await log.record(record);
+    received.length = 0;
+    const same = await postJson(`/api/deliveries/${record.deliveryId}/replay`, {});
+    expect(same.status).toBe(200);
+    expect(same.body).toEqual({
+      deliveryId: record.deliveryId,
+      source: 'default',
+      status: 200,
+      body: { status: 'duplicate' },
+    });
+    const fresh = await postJson(`/api/deliveries/${record.deliveryId}/replay`, { freshId: true });
+    expect(fresh.body.deliveryId).not.toBe(record.deliveryId);
+    expect(received).toHaveLength(2);
+    const [first, second] = received as [Received, Received];
+    for (const copy of [first, second]) {
+      expect(copy.body.toString('utf8')).toBe(record.body);
+      expect(copy.headers['x-hub-signature-256']).toBe(`sha256=${hmac(copy.body)}`);
+      expect(copy.headers['user-agent']).toBe('GitHub-Hookshot/abc');
+      expect(copy.headers['x-forge-event']).toBe('issues');
+      expect(copy.headers.host).not.toBe('127.0.0.1:3000');
+    }
+    expect(first.headers['x-forge-delivery']).toBe(record.deliveryId);
+    expect(second.headers['x-forge-delivery']).toBe(fresh.body.deliveryId);
+    expect(JSON.stringify(same.body) + JSON.stringify(fresh.body)).not.toContain(SECRET);
+  });
+
+  it('refuses a replay without a stored payload, and of an unknown delivery', async () => {
+    const record = entry({ body: undefined, bodyBytes: 1234 });
+    await log.record(record);
+    expect(await postJson(`/api/deliveries/${record.deliveryId}/replay`, {})).toMatchObject({
+      status: 409,
+      body: { error: 'payload_not_stored' },
+    });
+    expect((await postJson(`/api/deliveries/${randomUUID()}/replay`, {})).status).toBe(404);
+  });
+
+  it('signs and posts a catalogue sample, and lists the catalogue', async () => {
+    const catalogue = await api('/api/samples');
+    expect(catalogue.body.events).toContain('issues.opened');
+    expect(catalogue.body.sources).toEqual(['default']);
+    received.length = 0;
+    const sent = await postJson('/api/samples', { event: 'issues.opened' });
+    expect(sent.status).toBe(200);
+    expect(received).toHaveLength(1);
+    const [copy] = received as [Received];
+    expect(JSON.parse(copy.body.toString('utf8')).action).toBe('opened');
+    expect(copy.headers['x-forge-event']).toBe('issues');
+    expect(copy.headers['x-forge-delivery']).toBe(sent.body.deliveryId);
+    expect(copy.headers['x-hub-signature-256']).toBe(`sha256=${hmac(copy.body)}`);
+    expect(sent.text).not.toContain(SECRET);
+    expect(await postJson('/api/samples', { event: 'no_such.event' })).toMatchObject({
+      status: 400,
+      body: { error: 'unknown_event' },
+    });
+    expect(await postJson('/api/samples', { event: 'push', source: 'nope' })).toMatchObject({
+      status: 400,
+      body: { error: 'unknown_source' },
+    });
+  });
+
+  it('refuses a foreign host or origin, a body that is not json, and an unknown route', async () => {
+    const port = new URL(inspector.url).port;
+    // fetch sets Host from the URL: a rebinding name is what a browser would send.
+    const { request } = await import('node:http');
+    const status = await new Promise<number>((resolve, reject) => {
+      request(
+        { host: '127.0.0.1', port, path: '/api/deliveries', headers: { host: `evil.example:${port}` } },
+        (r) => {
+          r.resume();
+          resolve(r.statusCode ?? 0);
+        },
+      )
+        .on('error', reject)
+        .end();
+    });
+    expect(status).toBe(403);
+    const crossSite = await api('/api/samples', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'http://evil.example' },
+      body: '{"event":"push"}',
+    });
+    expect(crossSite.status).toBe(403);
+    const form = await api('/api/samples', { method: 'POST', body: 'event=push' });
+    expect(form.status).toBe(415);
+    const broken = await api('/api/samples', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{',
+    });
+    expect(broken).toMatchObject({ status: 400, body: { error: 'invalid_json' } });
+    expect((await api('/api/nothing')).status).toBe(404);
+    expect((await api('/api/samples', { method: 'DELETE' })).status).toBe(404);
+  });
+});
