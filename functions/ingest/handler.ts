@@ -1,7 +1,8 @@
 /**
  * Webhook ingest: an HTTP API route or Function URL (payload 2.0), or a REST API (payload 1.0), delivers a forge
  * webhook to `/webhooks` or `/webhooks/{source}`; it is verified with its source's forge preset and secret,
- * deduped on its source and delivery id and published onto the bus (lib/aws/ingest).
+ * deduped on its source and delivery id and published onto the bus (lib/aws/ingest). With
+ * `FORGEBRIDGE_DELIVERIES_TABLE` set, every answered request is recorded in the delivery log (one more write).
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
@@ -14,7 +15,9 @@ import httpJsonBodyParser from '@middy/http-json-body-parser';
 import {
   createIngest,
   createSecretsProvider,
+  DeliveryLog,
   DeliveryQueue,
+  deliveryLog,
   EventPublisher,
   forgeWebhookSources,
   readIngestConfig,
@@ -66,8 +69,15 @@ const queue = new DeliveryQueue({
 });
 const run = createIngest({ publisher, dedupe: { ...config.dedupe, client: dynamodb }, queue, logger });
 
-export const handler = middy(run)
-  .use(injectLambdaContext(logger))
+const log =
+  config.deliveryLog === undefined
+    ? undefined
+    : new DeliveryLog({ ...config.deliveryLog, client: dynamodb, logger });
+
+const chain = middy(run).use(injectLambdaContext(logger));
+// First after the logger's context: it sees the request as it came in and, last, the answer given.
+if (log !== undefined) chain.use(deliveryLog({ log, logger }));
+export const handler = chain
   .use(
     forgeWebhookSources({
       sources,

@@ -18,6 +18,7 @@ export {
   type DeliveryReportOptions,
   type DeliveryVerdict,
   DeliveryVerdicts,
+  type DiagnosisEntry,
   maskHeaders,
   type RecordResult,
   type SubscriberOutcome,
@@ -37,13 +38,16 @@ export {
 } from './errors.js';
 export {
   DEFAULT_WEBHOOK_SOURCE,
+  type DeliveryLogConfig,
   type IngestConfig,
   type RedriveConfig,
+  readDeliveryLogConfig,
   readIngestConfig,
   readRedriveConfig,
   sourceSecretEnv,
   type WebhookSourceConfig,
 } from './ingest/config.js';
+export { type DeliveryLogMiddlewareOptions, deliveryLog } from './ingest/delivery-log-middleware.js';
 export {
   createIngest,
   type IngestHandler,
@@ -58,6 +62,9 @@ export {
   type ForgeWebhookSourcesOptions,
   forgeWebhook,
   forgeWebhookSources,
+  type IngestOutcome,
+  type RefusalFacts,
+  refusalOf,
   type WebhookErrorsOptions,
   type WebhookSecret,
   webhookErrors,

@@ -63,6 +63,8 @@ export interface DeliveryLogEntry {
   verdict: DeliveryVerdict;
   /** Why the verdict or outcome is what it is, in words safe to show (cut at 256 characters). */
   reason?: string | undefined;
+  /** A failed signature's diagnosis (`diagnoseSignature`'s reasons): codes and plain words, at most 8. */
+  diagnosis?: readonly DiagnosisEntry[] | undefined;
   httpStatus: number;
   outcome: DeliveryOutcome;
   /** The error code answered or logged (`publish_failed`), when there was one. */
@@ -75,6 +77,12 @@ export interface DeliveryLogEntry {
   headers?: HeaderMap | undefined;
   /** The raw body: kept only when the log's `storePayload` is on and it fits `payloadMaxBytes`. */
   body?: Uint8Array | string | undefined;
+}
+
+/** One reason of a failed signature's diagnosis: a stable code (`wrong_secret`) and plain words. */
+export interface DiagnosisEntry {
+  code: string;
+  message: string;
 }
 
 /** Why a record holds no body. */
@@ -96,6 +104,8 @@ export interface DeliveryRecord {
   bodyBytes: number;
   verdict: DeliveryVerdict;
   reason?: string;
+  /** A failed signature's diagnosis, when there was one. */
+  diagnosis?: DiagnosisEntry[];
   httpStatus: number;
   outcome: DeliveryOutcome;
   errorCode?: string;
@@ -229,6 +239,18 @@ function text(value: unknown, max = MAX_TEXT): string | undefined {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
   const clean = value.replace(/[\u0000-\u001f\u007f]/g, ' ');
   return clean.length > max ? `${clean.slice(0, max - 1)}…` : clean;
+}
+
+/** A diagnosis safe to store: at most 8 reasons, each code and message cut; `undefined` when empty. */
+function diagnosisOf(reasons: readonly DiagnosisEntry[] | undefined): DiagnosisEntry[] | undefined {
+  if (!Array.isArray(reasons)) return undefined;
+  const kept: DiagnosisEntry[] = [];
+  for (const reason of reasons.slice(0, 8)) {
+    const code = text(reason?.code, 64);
+    const message = text(reason?.message, 512);
+    if (code !== undefined && message !== undefined) kept.push({ code, message });
+  }
+  return kept.length > 0 ? kept : undefined;
 }
 
 function epochMs(name: string, value: number | Date | undefined, fallback: number): number {
@@ -402,6 +424,7 @@ export class DeliveryLog {
       bodyBytes,
       verdict: entry.verdict,
       reason: text(entry.reason),
+      diagnosis: diagnosisOf(entry.diagnosis),
       httpStatus: entry.httpStatus,
       outcome: entry.outcome,
       errorCode: text(entry.errorCode, 64),

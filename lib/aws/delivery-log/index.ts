@@ -13,6 +13,7 @@ export {
   type DeliveryRecord,
   type DeliveryVerdict,
   DeliveryVerdicts,
+  type DiagnosisEntry,
   type PayloadOmitted,
   type RecordResult,
   type SubscriberOutcome,

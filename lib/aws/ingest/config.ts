@@ -52,6 +52,39 @@ export interface IngestConfig {
   offline: boolean;
   /** Socket timeout of the DynamoDB, EventBridge and SSM calls in ms: `FORGEBRIDGE_AWS_REQUEST_TIMEOUT_MS`. Default 2000. */
   requestTimeoutMs: number;
+  /** The delivery log, `undefined` without `FORGEBRIDGE_DELIVERIES_TABLE` (no log: 2 writes per delivery). */
+  deliveryLog: DeliveryLogConfig | undefined;
+}
+
+/** The delivery log's settings, as {@link readDeliveryLogConfig} reads them. */
+export interface DeliveryLogConfig {
+  /** `FORGEBRIDGE_DELIVERIES_TABLE`. */
+  tableName: string;
+  /** `FORGEBRIDGE_DELIVERY_LOG_TTL_DAYS` in seconds; `undefined` for the library default (14 days). */
+  ttlSeconds: number | undefined;
+  /** `FORGEBRIDGE_DELIVERY_LOG_PAYLOAD`: keep each raw body (up to 300 KB) in its record. Default `false`. */
+  storePayload: boolean;
+}
+
+const DAY_SECONDS = 24 * 60 * 60;
+
+/**
+ * Reads the delivery log's settings (the ingest writes records, subscribers report into it): `undefined` when
+ * `FORGEBRIDGE_DELIVERIES_TABLE` is missing or empty; a `TypeError` naming the variable when one is invalid.
+ */
+export function readDeliveryLogConfig(env: Env = process.env): DeliveryLogConfig | undefined {
+  const tableName = optionalEnv('FORGEBRIDGE_DELIVERIES_TABLE', env);
+  const days = numberEnv('FORGEBRIDGE_DELIVERY_LOG_TTL_DAYS', env);
+  const payload = optionalEnv('FORGEBRIDGE_DELIVERY_LOG_PAYLOAD', env)?.toLowerCase();
+  if (payload !== undefined && !['true', 'false', '1', '0'].includes(payload)) {
+    throw new TypeError('environment variable "FORGEBRIDGE_DELIVERY_LOG_PAYLOAD" must be "true" or "false"');
+  }
+  if (tableName === undefined) return undefined;
+  return {
+    tableName,
+    ttlSeconds: days === undefined ? undefined : Math.round(days * DAY_SECONDS),
+    storePayload: payload === 'true' || payload === '1',
+  };
 }
 
 /**
@@ -88,6 +121,7 @@ export function readIngestConfig(env: Env = process.env): IngestConfig {
     sources: readWebhookSources(env, { secretParameter, headers }),
     offline: isOffline(env),
     requestTimeoutMs: numberEnv('FORGEBRIDGE_AWS_REQUEST_TIMEOUT_MS', env) ?? 2_000,
+    deliveryLog: readDeliveryLogConfig(env),
   };
 }
 

@@ -3,7 +3,7 @@ import type { Context } from 'aws-lambda';
 import { ErrorCodes } from '../../webhooks/index.js';
 import { AwsDefaults, AwsErrorCodes } from '../constants.js';
 import { IngestError } from '../errors.js';
-import type { Delivery, IngestResponse, LoggerLike } from '../types.js';
+import type { Delivery, IngestResponse, LoggerLike, PayloadRef } from '../types.js';
 import { createDedupedPublish, DedupeInProgressError, DedupePublishError } from './dedupe.js';
 import type { ForgeWebhookEvent } from './middleware.js';
 import { DeliveryQueue, QueueError } from './queue.js';
@@ -54,6 +54,18 @@ function errorCode(error: unknown): string {
   return 'unknown';
 }
 
+/** The event id and claim check of an {@link EventPublisher} result; nothing of any other publisher's. */
+function publishedFacts(result: unknown): { eventId?: string; payloadRef?: PayloadRef } {
+  if (typeof result !== 'object' || result === null) return {};
+  const { eventId, payloadRef } = result as { eventId?: unknown; payloadRef?: unknown };
+  return {
+    ...(typeof eventId === 'string' ? { eventId } : {}),
+    ...(typeof payloadRef === 'object' && payloadRef !== null
+      ? { payloadRef: payloadRef as PayloadRef }
+      : {}),
+  };
+}
+
 /** Neither the bus nor the queue took the delivery: `publishError` is the bus's failure, `cause` the queue's. */
 class NotKeptError extends Error {
   override name = 'NotKeptError';
@@ -85,9 +97,13 @@ export function createIngest(options: IngestOptions): IngestHandler {
       ttlSeconds: options.dedupe?.ttlSeconds,
     });
   if (typeof queue.enqueue !== 'function') throw new TypeError('"queue" must have an "enqueue" function');
+  // What the publisher said of each delivery it published (event id, claim check), for `event.ingestOutcome`.
+  const published = new WeakMap<Delivery, unknown>();
   const publishOrQueue = async (delivery: Delivery): Promise<unknown> => {
     try {
-      return await publisher.publish(delivery);
+      const result = await publisher.publish(delivery);
+      published.set(delivery, result);
+      return result;
     } catch (publishError) {
       try {
         await queue.enqueue(delivery, publishError);
@@ -167,6 +183,7 @@ export function createIngest(options: IngestOptions): IngestHandler {
         cause: error,
       });
     }
+    event.ingestOutcome = { status: outcome.status, ...publishedFacts(published.get(delivery)) };
     if (outcome.status === 'duplicate') {
       logger?.info('duplicate delivery', fields);
       return respond(200, { duplicate: true });

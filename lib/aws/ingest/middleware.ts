@@ -3,13 +3,17 @@ import type { APIGatewayProxyEvent, APIGatewayProxyEventV2 } from 'aws-lambda';
 import {
   type DeliveryHeaderNames,
   type DeliveryOptions,
+  diagnoseSignature,
   ErrorCodes,
   type Forge,
   readDelivery,
+  resolvePreset,
+  routeForgeEvent,
+  type SignatureDiagnosis,
 } from '../../webhooks/index.js';
 import { AwsErrorCodes } from '../constants.js';
 import { AwsBridgeError, IngestError, SecretsError } from '../errors.js';
-import type { IngestResponse, LoggerLike } from '../types.js';
+import type { HeaderMap, IngestResponse, LoggerLike, PayloadRef } from '../types.js';
 import { type ApiGatewayEvent, fromApiGatewayEvent } from './api-gateway.js';
 import { DEFAULT_SOURCE } from './delivery-key.js';
 
@@ -70,6 +74,110 @@ export interface ForgeWebhookSourcesOptions {
   maxBodyBytes?: number | undefined;
 }
 
+/** What the ingest did with a delivery it answered 2xx, as it leaves it at `event.ingestOutcome` for the log. */
+export interface IngestOutcome {
+  status: 'published' | 'queued' | 'duplicate';
+  /** The EventBridge event id, when published now. */
+  eventId?: string | undefined;
+  /** The claim-check object, when the body went to S3. */
+  payloadRef?: PayloadRef | undefined;
+}
+
+/**
+ * What a refused request said of itself, read from its headers (unverified), and for a failed signature the
+ * diagnosis; {@link refusalOf} computes it on demand, so a refusal costs nothing more unless someone asks.
+ */
+export interface RefusalFacts {
+  forge: Forge;
+  /** The delivery id header, when present. */
+  deliveryId?: string | undefined;
+  /** The catalogue event name the headers (and body, when it is JSON) claim. */
+  event?: string | undefined;
+  action?: string | undefined;
+  nativeEvent?: string | undefined;
+  nativeAction?: string | undefined;
+  /** `diagnoseSignature`'s finding for a signature refused or missing. */
+  diagnosis?: SignatureDiagnosis | undefined;
+}
+
+const refusals = new WeakMap<object, () => RefusalFacts>();
+
+/** The facts of a request `forgeWebhook` refused, computed now; `undefined` for any other error. */
+export function refusalOf(error: unknown): RefusalFacts | undefined {
+  const facts = typeof error === 'object' && error !== null ? refusals.get(error) : undefined;
+  return facts?.();
+}
+
+/** Bodies up to this size are parsed to name a refused delivery's action; a larger one keeps only its event. */
+const MAX_PARSED_REFUSAL_BYTES = 1024 * 1024;
+
+function firstHeader(headers: HeaderMap, names: readonly string[]): string | undefined {
+  for (const name of names) {
+    const value = Object.hasOwn(headers, name) ? headers[name] : undefined;
+    const first = Array.isArray(value) ? value[0] : value;
+    if (typeof first === 'string' && first !== '') return first;
+  }
+  return undefined;
+}
+
+function describeRefusal(
+  code: string,
+  request: { headers: HeaderMap; body: Buffer },
+  options: Omit<DeliveryOptions, 'secret'>,
+  secrets: string | readonly string[],
+): RefusalFacts {
+  const preset = resolvePreset(options.forge);
+  const headerNames = options.headers ?? {};
+  const eventHeaders = headerNames.event ? [headerNames.event.toLowerCase()] : preset.eventHeaders;
+  const deliveryHeaders = headerNames.delivery
+    ? [headerNames.delivery.toLowerCase()]
+    : preset.deliveryHeaders;
+  const facts: RefusalFacts = {
+    forge: preset.forge,
+    deliveryId: firstHeader(request.headers, deliveryHeaders),
+  };
+  const nativeName = firstHeader(request.headers, eventHeaders);
+  if (nativeName !== undefined) {
+    let payload: unknown;
+    if (request.body.byteLength <= MAX_PARSED_REFUSAL_BYTES) {
+      try {
+        payload = JSON.parse(request.body.toString('utf8'));
+      } catch {
+        payload = undefined;
+      }
+    }
+    const route = routeForgeEvent(preset.forge, nativeName, payload);
+    facts.event = route.name;
+    facts.action = route.action;
+    facts.nativeEvent = nativeName;
+    facts.nativeAction = route.nativeAction;
+  }
+  // The diagnosis knows the preset's signature headers only: with renamed ones it would misread the request.
+  const customSignatureHeaders =
+    headerNames.signature256 !== undefined ||
+    headerNames.signature !== undefined ||
+    headerNames.token !== undefined;
+  if (
+    (code === ErrorCodes.invalidSignature || code === ErrorCodes.missingHeader) &&
+    !customSignatureHeaders
+  ) {
+    try {
+      const diagnosis = diagnoseSignature({
+        body: request.body,
+        headers: request.headers,
+        secrets: typeof secrets === 'string' ? secrets : [...secrets],
+        forge: preset.forge,
+        allowSha1: options.allowSha1 ?? true,
+      });
+      // A missing event or delivery header with a good signature is no signature matter.
+      if (diagnosis.verdict !== 'verified') facts.diagnosis = diagnosis;
+    } catch {
+      // No diagnosis is better than a failed log record.
+    }
+  }
+  return facts;
+}
+
 type WithBody<TEvent, TBody> = TEvent extends unknown ? Omit<TEvent, 'body'> & { body: TBody } : never;
 
 /**
@@ -82,6 +190,8 @@ export type ForgeWebhookEvent<TBody = Record<string, unknown>> = WithBody<
 > & {
   rawBody: Buffer;
   webhook: ForgeWebhook;
+  /** Set by `createIngest` on a delivery it answered 2xx: what it did, for the delivery log. */
+  ingestOutcome?: IngestOutcome | undefined;
 };
 
 /** Options of {@link webhookErrors}. */
@@ -147,7 +257,12 @@ export function forgeWebhook(options: ForgeWebhookOptions): MiddlewareObj<ForgeW
       const delivery: Parameters<typeof readDelivery>[0] = { headers: http.headers, body };
       if (http.method !== undefined) delivery.method = http.method;
       const result = readDelivery(delivery, optionsFor(secrets));
-      if (!result.ok) throw new IngestError(result.status, result.code, result.message);
+      if (!result.ok) {
+        const error = new IngestError(result.status, result.code, result.message);
+        const { code } = result;
+        refusals.set(error, () => describeRefusal(code, { headers: http.headers, body }, base, secrets));
+        throw error;
+      }
       const headers: Record<string, string> = {};
       for (const [name, value] of Object.entries(event.headers ?? {})) {
         // An own property whatever the name: a header called `__proto__` must not become the map's prototype.
@@ -221,6 +336,15 @@ export function forgeWebhookSources(
       event.webhook = { ...event.webhook, source: name };
     },
   };
+}
+
+/**
+ * The webhook source a request's path names, as {@link forgeWebhookSources} reads it, when it is a valid source
+ * name (configured or not); `undefined` otherwise.
+ */
+export function requestSourceOf(event: unknown): string | undefined {
+  const name = sourceOf(event as ApiGatewayEvent);
+  return name !== undefined && SOURCE_NAME.test(name) ? name : undefined;
 }
 
 /** The source named by the request's path: `undefined` when the path names something that is not a source. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readIngestConfig } from '../../../../lib/aws/index.js';
+import { readDeliveryLogConfig, readIngestConfig } from '../../../../lib/aws/index.js';
 
 const required = { FORGEBRIDGE_BUS_NAME: 'bus', FORGEBRIDGE_DEDUPE_TABLE: 'dedupe' };
 
@@ -27,6 +27,7 @@ describe('readIngestConfig()', () => {
       ],
       offline: false,
       requestTimeoutMs: 2_000,
+      deliveryLog: undefined,
     });
   });
 
@@ -81,6 +82,48 @@ describe('readIngestConfig()', () => {
     );
     expect(() => readIngestConfig({ ...required, FORGEBRIDGE_DEDUPE_TTL_SECONDS: 'week' })).toThrow(
       new TypeError('environment variable "FORGEBRIDGE_DEDUPE_TTL_SECONDS" must be a positive number'),
+    );
+  });
+});
+
+describe('readDeliveryLogConfig()', () => {
+  it('is off without FORGEBRIDGE_DELIVERIES_TABLE (or with it empty)', () => {
+    expect(readDeliveryLogConfig({})).toBeUndefined();
+    expect(readDeliveryLogConfig({ FORGEBRIDGE_DELIVERIES_TABLE: '' })).toBeUndefined();
+  });
+
+  it('reads the table, the TTL in days as seconds and the payload switch (off by default)', () => {
+    expect(readDeliveryLogConfig({ FORGEBRIDGE_DELIVERIES_TABLE: 'log' })).toEqual({
+      tableName: 'log',
+      ttlSeconds: undefined,
+      storePayload: false,
+    });
+    expect(
+      readIngestConfig({
+        ...required,
+        FORGEBRIDGE_DELIVERIES_TABLE: 'log',
+        FORGEBRIDGE_DELIVERY_LOG_TTL_DAYS: '3',
+        FORGEBRIDGE_DELIVERY_LOG_PAYLOAD: 'true',
+      }).deliveryLog,
+    ).toEqual({ tableName: 'log', ttlSeconds: 3 * 86_400, storePayload: true });
+    expect(
+      readDeliveryLogConfig({
+        FORGEBRIDGE_DELIVERIES_TABLE: 'log',
+        FORGEBRIDGE_DELIVERY_LOG_PAYLOAD: 'false',
+      })?.storePayload,
+    ).toBe(false);
+  });
+
+  it('names the variable when a value is invalid', () => {
+    expect(() =>
+      readDeliveryLogConfig({ FORGEBRIDGE_DELIVERIES_TABLE: 'log', FORGEBRIDGE_DELIVERY_LOG_PAYLOAD: 'yes' }),
+    ).toThrow(
+      new TypeError('environment variable "FORGEBRIDGE_DELIVERY_LOG_PAYLOAD" must be "true" or "false"'),
+    );
+    expect(() =>
+      readDeliveryLogConfig({ FORGEBRIDGE_DELIVERIES_TABLE: 'log', FORGEBRIDGE_DELIVERY_LOG_TTL_DAYS: '0' }),
+    ).toThrow(
+      new TypeError('environment variable "FORGEBRIDGE_DELIVERY_LOG_TTL_DAYS" must be a positive number'),
     );
   });
 });

@@ -1,6 +1,6 @@
 // Cost per delivery, counted (issue 8, item 12): every AWS command the real wiring sends — the Middy chain,
-// createIngest, EventPublisher with its claim check, Powertools Idempotency and the delivery queue — with the SDK
-// clients mocked by aws-sdk-client-mock. The integration figure over DynamoDB Local is in faults.test.ts.
+// createIngest, EventPublisher with its claim check, Powertools Idempotency, the delivery queue and, when on, the
+// delivery log — with the SDK clients mocked by aws-sdk-client-mock. The integration figure over DynamoDB Local is in faults.test.ts.
 import {
   ConditionalCheckFailedException,
   DynamoDBClient,
@@ -9,13 +9,20 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createIngest, EventPublisher, forgeWebhook, webhookErrors } from '../../../../lib/aws/index.js';
+import {
+  createIngest,
+  DeliveryLog,
+  deliveryLog,
+  EventPublisher,
+  forgeWebhook,
+  webhookErrors,
+} from '../../../../lib/aws/index.js';
 import { invoke, SECRET, v2Event } from './events.js';
 
 const dynamo = mockClient(DynamoDBClient);
@@ -25,7 +32,7 @@ const s3 = mockClient(S3Client);
 
 const MAX_ENTRY_BYTES = 4_096;
 
-function build() {
+function build(options: { log?: boolean } = {}) {
   const publisher = new EventPublisher({
     eventBridge: new EventBridgeClient({ region: 'us-east-1' }),
     eventBusName: 'bus',
@@ -37,7 +44,12 @@ function build() {
     publisher,
     dedupe: { client: new DynamoDBClient({ region: 'us-east-1' }), tableName: 'dedupe' },
   });
-  return middy(run)
+  const chain = middy(run);
+  if (options.log === true) {
+    const client = new DynamoDBClient({ region: 'us-east-1' });
+    chain.use(deliveryLog({ log: new DeliveryLog({ client, tableName: 'deliveries' }) }));
+  }
+  return chain
     .use(forgeWebhook({ secret: SECRET }))
     .use(httpJsonBodyParser())
     .use(webhookErrors());
@@ -123,5 +135,50 @@ describe('cost per delivery on the happy path', () => {
     const answer = await invoke(build(), v2Event({ id: 'cost-again' }));
     expect(answer.statusCode).toBe(200);
     expect(sent()).toEqual({ PutItemCommand: 1 });
+  });
+});
+
+describe('cost per delivery with the delivery log on', () => {
+  it('is 3 DynamoDB writes (lock, done, log record) and 1 PutEvents for a delivery published', async () => {
+    const answer = await invoke(build({ log: true }), v2Event({ id: 'cost-logged' }));
+    expect(answer.statusCode).toBe(202);
+    const counts = sent();
+    expect(counts).toEqual({
+      PutItemCommand: 1,
+      PutEventsCommand: 1,
+      UpdateItemCommand: 1,
+      PutCommand: 1,
+    });
+    expect(dynamoDbWrites(counts)).toBe(3);
+    expect(documents.commandCalls(PutCommand)[0]?.args[0].input.TableName).toBe('deliveries');
+  });
+
+  it('is 2 DynamoDB writes with the log off, for the same delivery', async () => {
+    await invoke(build({ log: false }), v2Event({ id: 'cost-unlogged' }));
+    expect(dynamoDbWrites(sent())).toBe(2);
+  });
+
+  it('costs a refused delivery one write (its record) and nothing else', async () => {
+    const answer = await invoke(build({ log: true }), v2Event({ id: 'cost-refused', secret: 'wrong' }));
+    expect(answer.statusCode).toBe(401);
+    expect(sent()).toEqual({ PutCommand: 1 });
+  });
+
+  it('costs a redelivery two writes: the refused lock and its record', async () => {
+    dynamo.on(PutItemCommand).rejects(
+      new ConditionalCheckFailedException({
+        message: 'The conditional request failed',
+        $metadata: {},
+        Item: marshall({
+          pk: 'delivery#x',
+          status: 'COMPLETED',
+          expiresAt: Math.floor(Date.now() / 1000) + 3600,
+          data: { delivery: 'cost-again' },
+        }),
+      }),
+    );
+    const answer = await invoke(build({ log: true }), v2Event({ id: 'cost-again' }));
+    expect(answer.statusCode).toBe(200);
+    expect(sent()).toEqual({ PutItemCommand: 1, PutCommand: 1 });
   });
 });
