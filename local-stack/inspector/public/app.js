@@ -97,6 +97,17 @@ function upsert(r) {
     refresh().catch(() => undefined);
 }
 
+/** The ingest's answer in two words: `202 accepted`, `200 duplicate`, `401 bad_signature`. */
+function answerText({ status, body }) {
+  const b = typeof body === 'object' && body !== null ? body : {};
+  const word = b.duplicate
+    ? 'duplicate'
+    : b.queued
+      ? 'queued'
+      : (b.error ?? (status < 300 ? 'accepted' : ''));
+  return `${status} ${word}`.trim();
+}
+
 async function api(path, init) {
   const response = await fetch(path, init);
   const body = await response.json().catch(() => ({}));
@@ -156,10 +167,7 @@ function detailView(details, recordId) {
           body: JSON.stringify({ freshId: fresh.checked }),
         },
       );
-      const outcome =
-        typeof answer.body === 'object' && answer.body ? (answer.body.status ?? answer.body.error ?? '') : '';
-      result.textContent =
-        `${answer.status} ${outcome}`.trim() + (fresh.checked ? ` (new id ${answer.deliveryId})` : '');
+      result.textContent = answerText(answer) + (fresh.checked ? ` (new id ${answer.deliveryId})` : '');
     } catch (error) {
       result.textContent = `replay failed: ${error.message}`;
     }
@@ -298,7 +306,7 @@ async function setupSamples() {
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ event: select.value, source: document.getElementById('sample-source').value }),
       });
-      output.textContent = `${answer.status} ${answer.body?.status ?? answer.body?.error ?? ''}`;
+      output.textContent = answerText(answer);
     } catch (error) {
       output.textContent = error.message;
     }
