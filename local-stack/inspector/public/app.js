@@ -204,11 +204,19 @@ function detailView(details, recordId) {
       el('dt', {}, 'rules'),
       el('dd', {}, record.rules.length ? record.rules.join(', ') : '—'),
     ),
+    // A failed signature's diagnosis (the ingest's plain-words reasons), else the reason or the bare verdict.
     failed || record.reason
       ? el(
-          'p',
+          'div',
           { class: `diagnosis ${failed ? 'bad' : ''}`, id: 'diagnosis' },
-          record.reason ?? `signature check: ${record.verdict}`,
+          el('strong', {}, record.reason ?? `signature check: ${record.verdict}`),
+          record.diagnosis?.length
+            ? el(
+                'ul',
+                {},
+                record.diagnosis.map((d) => el('li', { 'data-code': d.code }, d.message)),
+              )
+            : [],
         )
       : [],
     el(
