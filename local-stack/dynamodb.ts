@@ -235,7 +235,7 @@ export async function createTable(
 }
 
 /**
- * Creates forgebridge's tables under the given names (dedupe and token table).
+ * Creates forgebridge's tables under the given names (dedupe, token and delivery log table).
  *
  * @example
  * ```ts
@@ -245,8 +245,11 @@ export async function createTable(
  */
 export async function createTables(
   endpoint: string,
-  names: { dedupe?: string; tokens?: string },
+  names: { dedupe?: string; tokens?: string; deliveries?: string },
 ): Promise<void> {
   if (names.dedupe !== undefined) await createTable(endpoint, TableDefinitions.dedupe, names.dedupe);
   if (names.tokens !== undefined) await createTable(endpoint, TableDefinitions.tokens, names.tokens);
+  if (names.deliveries !== undefined) {
+    await createTable(endpoint, TableDefinitions.deliveries, names.deliveries);
+  }
 }

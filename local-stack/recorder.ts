@@ -2,13 +2,22 @@
 // Subscribed to everything on the bus, it logs, besides the `delivery received` line every subscriber writes,
 // one `delivery recorded` line with the size and SHA-256 of `JSON.stringify(payload)` of the payload it
 // resolved. The end-to-end tests read both from osls offline's log and compare the digest with the sender's.
+// It reports into the delivery log like any subscriber (withDeliveryReport), and fails on purpose on a payload
+// whose top-level `forgebridge_recorder_fail` is true, so the tests can see a failed subscriber in the log.
 import { createHash } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import middy from '@middy/core';
 import type { EventBridgeEvent } from 'aws-lambda';
-import { createSubscriber, type DeliveryDetail } from '../lib/aws/index.js';
+import {
+  createSubscriber,
+  type DeliveryDetail,
+  DeliveryLog,
+  readDeliveryLogConfig,
+  withDeliveryReport,
+} from '../lib/aws/index.js';
 import { createEventHandler } from '../lib/webhooks/index.js';
 
 const logger = new Logger({ serviceName: 'forgebridge-recorder' });
@@ -22,6 +31,23 @@ async function run(event: EventBridgeEvent<string, DeliveryDetail>): Promise<voi
     bytes: Buffer.byteLength(text),
     sha256: createHash('sha256').update(text).digest('hex'),
   });
+  if ((payload as { forgebridge_recorder_fail?: unknown }).forgebridge_recorder_fail === true) {
+    throw new Error('recorder failed on purpose (forgebridge_recorder_fail)');
+  }
 }
 
-export const handler = middy(run).use(injectLambdaContext(logger));
+const recorder = middy(run).use(injectLambdaContext(logger));
+const logConfig = readDeliveryLogConfig();
+
+export const handler =
+  logConfig === undefined
+    ? recorder
+    : withDeliveryReport(recorder, {
+        name: 'recorder',
+        deliveryLog: new DeliveryLog({
+          client: new DynamoDBClient({}),
+          tableName: logConfig.tableName,
+          ttlSeconds: logConfig.ttlSeconds,
+        }),
+        logger,
+      });

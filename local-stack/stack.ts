@@ -5,6 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DeliveryLog } from '../lib/aws/delivery-log/index.js';
 import { sourceSecretEnv } from '../lib/aws/ingest/config.js';
 import { type Forge, Forges } from '../lib/webhooks/index.js';
 import {
@@ -16,6 +18,7 @@ import {
 import { createTables, type DynamoDbLocal, startDynamoDbLocal } from './dynamodb.js';
 import { type ForgeApi, startForgeApi } from './forge-api.js';
 import { createFunctionLogReader, type FunctionLogRecord } from './function-logs.js';
+import { startInspector } from './inspector/server.js';
 import { type Offline, type OfflinePorts, startOffline } from './offline.js';
 import { freePort } from './ports.js';
 import { type LocalS3, startS3 } from './s3.js';
@@ -80,7 +83,14 @@ export interface LocalStack {
   /** Every webhook source: `default` and one per forge ({@link LOCAL_SOURCES}). */
   readonly sources: readonly LocalSource[];
   readonly stage: string;
-  readonly names: { bus: string; dedupeTable: string; tokenTable: string; bucket: string };
+  readonly names: {
+    bus: string;
+    dedupeTable: string;
+    tokenTable: string;
+    /** The delivery log (it keeps payloads here: `FORGEBRIDGE_DELIVERY_LOG_PAYLOAD=true`). */
+    deliveriesTable: string;
+    bucket: string;
+  };
   readonly endpoints: { dynamodb: string; s3: string; eventBridge: string; issuer: string; forgeApi: string };
   readonly ports: OfflinePorts;
   readonly dynamodb: DynamoDbLocal;
@@ -96,6 +106,8 @@ export interface LocalStack {
   functionLogs(): readonly FunctionLogRecord[];
   /** Present with `busProxy: true`: stop it to make PutEvents fail, start it to heal. */
   readonly busProxy: TcpProxy | undefined;
+  /** The delivery inspector page on 127.0.0.1 (local-stack/inspector). */
+  readonly inspectorUrl: string;
   /** Stops every server and child process (DynamoDB Local's Java included). Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -118,6 +130,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     bus: `forgebridge-${stage}`,
     dedupeTable: `forgebridge-${stage}-dedupe`,
     tokenTable: `forgebridge-${stage}-tokens`,
+    deliveriesTable: `forgebridge-${stage}-deliveries`,
     bucket: `forgebridge-${stage}-claim-checks`,
   };
   const stops: (() => Promise<void>)[] = [];
@@ -153,7 +166,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         return server;
       }),
     ]);
-    await createTables(dynamodb.endpoint, { dedupe: names.dedupeTable, tokens: names.tokenTable });
+    await createTables(dynamodb.endpoint, {
+      dedupe: names.dedupeTable,
+      tokens: names.tokenTable,
+      deliveries: names.deliveriesTable,
+    });
     const forgeApi = await startForgeApi({
       issuer: authorizationServer.issuer,
       jwksUri: authorizationServer.jwksUri,
@@ -192,6 +209,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       FORGEBRIDGE_BUS_NAME: names.bus,
       FORGEBRIDGE_DEDUPE_TABLE: names.dedupeTable,
       FORGEBRIDGE_TOKEN_TABLE: names.tokenTable,
+      FORGEBRIDGE_DELIVERIES_TABLE: names.deliveriesTable,
+      // Locally the log keeps each body (up to 300 KB), for the inspector's detail view and replay.
+      FORGEBRIDGE_DELIVERY_LOG_PAYLOAD: 'true',
       FORGEBRIDGE_BUCKET: names.bucket,
       FORGEBRIDGE_WEBHOOK_SECRET: secret,
       // Offline, each source's secret comes from FORGEBRIDGE_WEBHOOK_SECRET[_<NAME>]; the parameter names only
@@ -244,15 +264,27 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const logs = offline.logFile === undefined ? undefined : createFunctionLogReader(offline.logFile);
 
     const webhookUrl = `http://127.0.0.1:${offline.ports.http}/webhooks`;
+    const sources = LOCAL_SOURCES.map(({ name, forge }) => ({
+      name,
+      forge,
+      url: name === 'default' ? webhookUrl : `${webhookUrl}/${name}`,
+      secret: localSourceSecret(secret, name),
+    }));
+    const logClient = new DynamoDBClient(dynamodb.clientConfig);
+    const inspector = await startInspector({
+      log: new DeliveryLog({ client: logClient, tableName: names.deliveriesTable }),
+      sources,
+    });
+    stops.push(async () => {
+      await inspector.stop();
+      logClient.destroy();
+    });
+
     return {
       webhookUrl,
       secret,
-      sources: LOCAL_SOURCES.map(({ name, forge }) => ({
-        name,
-        forge,
-        url: name === 'default' ? webhookUrl : `${webhookUrl}/${name}`,
-        secret: localSourceSecret(secret, name),
-      })),
+      sources,
+      inspectorUrl: inspector.url,
       stage,
       names,
       endpoints: {
