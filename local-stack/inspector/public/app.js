@@ -42,7 +42,8 @@ function subscriberList(subscribers) {
         class: `chip ${s.outcome === 'ok' ? 'ok' : 'bad'}`,
         title: s.error ? `${s.error.name}: ${s.error.message ?? ''}` : `${s.durationMs} ms`,
       },
-      `${name} ${s.outcome === 'ok' ? '✓' : '✗'}`,
+      // Subscribers report their function name: the stack's `forgebridge-<stage>-` prefix is left out.
+      `${name.replace(/^forgebridge-[\w]+-/, '')} ${s.outcome === 'ok' ? '✓' : '✗'}`,
     );
   });
 }
