@@ -51,6 +51,7 @@ console.log(`
 forgebridge local stack ready in ${((Date.now() - started) / 1000).toFixed(1)} s
 
   webhook URL      ${stack.webhookUrl}
+  inspector        ${stack.inspectorUrl}   (live delivery log, replay, samples)
   webhook secret   ${stack.secret}   (development only)
   event bus        ${stack.names.bus} on ${stack.endpoints.eventBridge}
   DynamoDB Local   ${stack.endpoints.dynamodb}  (tables ${stack.names.dedupeTable}, ${stack.names.tokenTable})
