@@ -303,10 +303,12 @@ describe('osls package (offline, no credentials)', () => {
         .flatMap(actions)
         .filter((action) => !action.startsWith('logs:'))
         .sort();
+    // PutItem twice: the dedupe table's and the delivery log's, each its own statement (checked below).
     expect(grants('IngestIamRoleLambdaExecution')).toEqual(
       [
         'dynamodb:DeleteItem',
         'dynamodb:GetItem',
+        'dynamodb:PutItem',
         'dynamodb:PutItem',
         'dynamodb:UpdateItem',
         'events:PutEvents',
@@ -317,10 +319,12 @@ describe('osls package (offline, no credentials)', () => {
     expect(grants('RefreshIamRoleLambdaExecution')).toEqual(
       ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'ssm:GetParameter'].sort(),
     );
+    // UpdateItem twice: the token table's and the delivery log's (its report).
     expect(grants('OnIssuesOpenedIamRoleLambdaExecution')).toEqual(
       [
         'dynamodb:GetItem',
         'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
         'dynamodb:UpdateItem',
         's3:GetObject',
         'ssm:GetParameter',
@@ -339,6 +343,46 @@ describe('osls package (offline, no credentials)', () => {
     expect(put?.Resource).toEqual({ 'Fn::GetAtt': ['Bus', 'Arn'] });
     const ssm = ingest.find((statement) => actions(statement).includes('ssm:GetParameter'));
     expect(JSON.stringify(ssm?.Resource)).toContain(':parameter/forgebridge/ci/webhook-secret');
+  });
+
+  it('grants the delivery log by name: PutItem to the ingest, UpdateItem to the reporting subscriber, nothing else', () => {
+    const logTable = { 'Fn::GetAtt': ['DeliveriesTable', 'Arn'] };
+    const onLog = (role: string) =>
+      statementsOf(role).filter((statement) =>
+        JSON.stringify(statement.Resource).includes('DeliveriesTable'),
+      );
+    const ingest = onLog('IngestIamRoleLambdaExecution');
+    expect(ingest).toHaveLength(1);
+    expect(actions(ingest[0] as Statement)).toEqual(['dynamodb:PutItem']);
+    expect(ingest[0]?.Resource).toEqual(logTable);
+    const subscriber = onLog('OnIssuesOpenedIamRoleLambdaExecution');
+    expect(subscriber).toHaveLength(1);
+    expect(actions(subscriber[0] as Statement)).toEqual(['dynamodb:UpdateItem']);
+    expect(subscriber[0]?.Resource).toEqual(logTable);
+    for (const role of [
+      'RedriveIamRoleLambdaExecution',
+      'RefreshIamRoleLambdaExecution',
+      'OnIssuesIamRoleLambdaExecution',
+      'OnEverythingIamRoleLambdaExecution',
+    ]) {
+      expect(onLog(role), role).toEqual([]);
+    }
+    expect(resources.DeliveriesTable?.Properties.TableName).toBe('forgebridge-ci-deliveries');
+  });
+
+  it('turns the delivery log on with the payload off and 14 days, for the ingest and the reporting subscriber', () => {
+    const variables = (name: string) =>
+      (functionNamed(name).Properties.Environment as { Variables: Record<string, string> }).Variables;
+    expect(variables('ingest')).toMatchObject({
+      FORGEBRIDGE_DELIVERIES_TABLE: 'forgebridge-ci-deliveries',
+      FORGEBRIDGE_DELIVERY_LOG_TTL_DAYS: '14',
+      FORGEBRIDGE_DELIVERY_LOG_PAYLOAD: 'false',
+    });
+    expect(variables('onIssuesOpened')).toMatchObject({
+      FORGEBRIDGE_DELIVERIES_TABLE: 'forgebridge-ci-deliveries',
+      FORGEBRIDGE_DELIVERY_LOG_TTL_DAYS: '14',
+    });
+    expect(variables('onIssuesOpened').FORGEBRIDGE_DELIVERY_LOG_PAYLOAD).toBeUndefined();
   });
 
   it('keeps secrets out of the environment: only SSM parameter names', () => {
