@@ -43,7 +43,7 @@ export const handler =
   logConfig === undefined
     ? recorder
     : withDeliveryReport(recorder, {
-        name: 'recorder',
+        name: process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'recorder',
         deliveryLog: new DeliveryLog({
           client: new DynamoDBClient({}),
           tableName: logConfig.tableName,
