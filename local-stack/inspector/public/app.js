@@ -4,6 +4,8 @@ const rows = new Map();
 const tbody = document.getElementById('rows');
 const detail = document.getElementById('detail');
 let selected;
+/** The last replay's answer, shown again when the detail is redrawn. */
+let replayResult;
 
 /** The log masks signature and credential headers; this is a second guard so the page never shows one. */
 const SECRET_HEADER = /signature|token|secret|password|passwd|api-?key|auth|credential|session|cookie/i;
@@ -155,10 +157,20 @@ function payloadView(record) {
 
 function detailView(details, recordId) {
   const record = details.records.find((r) => r.recordId === recordId) ?? details.records[0];
-  const result = el('output', { id: 'replay-result' });
+  const result = el(
+    'output',
+    { id: 'replay-result' },
+    replayResult?.deliveryId === details.deliveryId ? replayResult.text : '',
+  );
   const fresh = el('input', { type: 'checkbox', id: 'fresh-id' });
+  // A live update may redraw the detail while a replay is in flight: the answer goes to the output shown then.
+  const show = (text) => {
+    replayResult = { deliveryId: details.deliveryId, text };
+    const output = document.getElementById('replay-result') ?? result;
+    output.textContent = text;
+  };
   const replay = async () => {
-    result.textContent = 'sending…';
+    show('sending…');
     try {
       const answer = await api(
         `/api/deliveries/${encodeURIComponent(details.deliveryId)}/replay?source=${encodeURIComponent(details.source)}`,
@@ -168,9 +180,9 @@ function detailView(details, recordId) {
           body: JSON.stringify({ freshId: fresh.checked }),
         },
       );
-      result.textContent = answerText(answer) + (fresh.checked ? ` (new id ${answer.deliveryId})` : '');
+      show(answerText(answer) + (fresh.checked ? ` (new id ${answer.deliveryId})` : ''));
     } catch (error) {
-      result.textContent = `replay failed: ${error.message}`;
+      show(`replay failed: ${error.message}`);
     }
   };
   const failed = record.verdict !== 'verified' && record.verdict !== 'not_checked';
@@ -285,9 +297,7 @@ async function refresh() {
     `/api/deliveries/${encodeURIComponent(current.deliveryId)}?source=${encodeURIComponent(current.source ?? 'default')}`,
   );
   if (selected !== current) return;
-  const result = document.getElementById('replay-result')?.textContent;
   detail.replaceChildren(...detailView(details, current.recordId).flat());
-  if (result) document.getElementById('replay-result').textContent = result;
 }
 
 function close() {

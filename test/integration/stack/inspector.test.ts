@@ -117,6 +117,13 @@ describe('inspector page', () => {
       .locator('tr[data-outcome="published"] td.event', { hasText: /^push$/ })
       .waitFor({ timeout: 5_000 });
 
+    // The subscribers that report (withDeliveryReport) show on the delivery's row once they ran.
+    const reached = row(posted.id, 'published').locator('td.subscribers .chip', {
+      hasText: 'onIssuesOpened',
+    });
+    await reached.waitFor({ timeout: 20_000 });
+    expect(await reached.textContent()).toBe('onIssuesOpened ✓');
+
     // Back to the replayed delivery for the picture.
     await row(posted.id, 'published').click();
     await page.locator('#replay').waitFor();
