@@ -4,6 +4,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
+import { registerDeliveries } from './commands/deliveries.js';
+import { registerDev } from './commands/dev.js';
+import { registerReplay } from './commands/replay.js';
 import { registerRules } from './commands/rules.js';
 import { registerSend } from './commands/send.js';
 import { registerVerify } from './commands/verify.js';
@@ -41,6 +44,9 @@ Exit codes: 0 done, 1 negative outcome (a non-2xx answer, a signature that does 
   registerSend(program, version);
   registerRules(program);
   registerVerify(program);
+  registerDeliveries(program);
+  registerReplay(program, version);
+  registerDev(program, version);
   program.exitOverride();
   for (const command of program.commands) command.exitOverride();
   // Errors are printed by `main`, as one line.

@@ -1,0 +1,378 @@
+import { type Command, Option } from 'commander';
+import {
+  type DeliveryDetails,
+  type DeliveryOutcome,
+  DeliveryOutcomes,
+  type DeliveryRecord,
+  type DeliveryVerdict,
+  DeliveryVerdicts,
+  type SubscriberOutcome,
+} from '../../aws/delivery-log/index.js';
+import {
+  addLogOptions,
+  awsFailure,
+  checkDeliveryId,
+  type LogOptions,
+  type LogTarget,
+  openLog,
+  parseSince,
+  resolveLogTarget,
+} from '../delivery-log.js';
+import { CliError, ExitCodes } from '../errors.js';
+import { formatBytes, paint, print, printJson, startSpinner } from '../output.js';
+
+interface DeliveriesOptions extends LogOptions {
+  event?: string;
+  status?: DeliveryOutcome;
+  verdict?: DeliveryVerdict;
+  source?: string;
+  since?: string;
+  until?: string;
+  limit: number;
+  json?: boolean;
+}
+
+interface ShowOptions extends LogOptions {
+  source: string;
+  body?: boolean;
+  json?: boolean;
+}
+
+/** Registers `deliveries` and `show <delivery-id>`. */
+export function registerDeliveries(program: Command): void {
+  const deliveries = program
+    .command('deliveries')
+    .description('list the delivery log, newest first (the local stack, or a deployed stage with "--stage")')
+    .option('--event <event[.action]>', 'only this event ("issues") or event and action ("issues.opened")')
+    .addOption(new Option('--status <outcome>', 'only this outcome').choices(DeliveryOutcomes))
+    .addOption(new Option('--verdict <verdict>', 'only this signature verdict').choices(DeliveryVerdicts))
+    .option('--source <name>', 'only deliveries of this webhook source')
+    .option('--since <when>', 'from this long ago (30m, 1h, 2d) or this time (2026-11-23T08:00Z)', '1d')
+    .option('--until <when>', 'up to this long ago or this time (default: now)')
+    .addOption(
+      new Option('--limit <n>', 'most records shown (1 to 1000)')
+        .default(50)
+        .argParser((value) => boundedInteger(value, '--limit', 1000)),
+    )
+    .option('--json', 'print the records as JSON');
+  addLogOptions(deliveries)
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ forgebridge deliveries
+  $ forgebridge deliveries --event issues.opened --status failed --since 30m
+  $ forgebridge deliveries --stage prod --region eu-west-1 --since 2026-11-23T08:00Z --json`,
+    )
+    .action(async (options: DeliveriesOptions) => {
+      process.exitCode = await list(options);
+    });
+
+  const show = program
+    .command('show')
+    .description('show one delivery: every request of it, the verdict and diagnosis, subscribers, headers')
+    .argument('<delivery-id>', "the delivery id (the forge's delivery header)")
+    .option('--source <name>', 'the webhook source it came in through', 'default')
+    .option('--body', 'also print the stored payload')
+    .option('--json', 'print the delivery as JSON (the body as "body" text, or base64 with "bodyEncoding")');
+  addLogOptions(show)
+    .addHelpText(
+      'after',
+      `
+Signature values are masked in the log; the secret is never stored nor printed.
+
+Examples:
+  $ forgebridge show 0b1e4c2a-...
+  $ forgebridge show 72d3162e-... --source gitlab --body
+  $ forgebridge show 0b1e4c2a-... --stage prod --json`,
+    )
+    .action(async (id: string, options: ShowOptions) => {
+      process.exitCode = await showDelivery(id, options);
+    });
+}
+
+async function list(options: DeliveriesOptions): Promise<number> {
+  const now = Date.now();
+  const since = parseSince(options.since ?? '1d', now, '--since');
+  const until = options.until === undefined ? undefined : parseSince(options.until, now, '--until');
+  if (options.event !== undefined && !/^[a-z0-9_]+(\.[a-z0-9_]+)?$/i.test(options.event)) {
+    throw new CliError('"--event" must be an event name or "event.action"');
+  }
+  const target = await resolveLogTarget(options);
+  const { log, client } = openLog(target);
+  const spinner = startSpinner(`reading the delivery log (${target.label})`);
+  let records: DeliveryRecord[];
+  try {
+    ({ records } = await log.list({
+      event: options.event,
+      status: options.status,
+      verdict: options.verdict,
+      source: options.source,
+      since,
+      until,
+      limit: options.limit,
+      subscribers: true,
+    }));
+  } catch (error) {
+    throw logFailure(error, target);
+  } finally {
+    spinner.stop();
+    client.destroy();
+  }
+  if (options.json) {
+    printJson(records.map(jsonRecord));
+    return ExitCodes.ok;
+  }
+  if (records.length === 0) {
+    print(paint('dim', `no deliveries in the log of the ${target.label} for this query`));
+    return ExitCodes.ok;
+  }
+  printTable(records);
+  return ExitCodes.ok;
+}
+
+async function showDelivery(id: string, options: ShowOptions): Promise<number> {
+  checkDeliveryId(id);
+  const target = await resolveLogTarget(options);
+  const details = await getDelivery(target, id, options.source);
+  if (options.json) {
+    printJson(jsonDetails(details));
+    return ExitCodes.ok;
+  }
+  printDetails(details, options.body === true);
+  return ExitCodes.ok;
+}
+
+/** A delivery from the log; a `CliError` (exit 2) naming it when the log has no record of it. */
+export async function getDelivery(target: LogTarget, id: string, source: string): Promise<DeliveryDetails> {
+  const { log, client } = openLog(target);
+  const spinner = startSpinner(`reading delivery ${id} (${target.label})`);
+  let details: DeliveryDetails | undefined;
+  try {
+    details = await log.get(id, { source });
+  } catch (error) {
+    throw logFailure(error, target);
+  } finally {
+    spinner.stop();
+    client.destroy();
+  }
+  if (details === undefined) {
+    const where = source === 'default' ? '' : ` of source "${source}"`;
+    throw new CliError(`no delivery "${id}"${where} in the log of the ${target.label}`, ExitCodes.usage);
+  }
+  return details;
+}
+
+/** A failed read of the log as one line: the table is named when it is missing. */
+export function logFailure(error: unknown, target: LogTarget): CliError {
+  if (error instanceof TypeError) return new CliError(error.message);
+  return awsFailure(error, target, `delivery log table "${target.tableName}"`);
+}
+
+const OUTCOME_COLOURS: Record<DeliveryOutcome, Parameters<typeof paint>[0]> = {
+  published: 'green',
+  queued: 'cyan',
+  duplicate: 'yellow',
+  in_progress: 'yellow',
+  failed: 'red',
+  rejected: 'red',
+};
+
+/** The outcome, coloured. */
+export function paintOutcome(outcome: string): string {
+  return paint(OUTCOME_COLOURS[outcome as DeliveryOutcome] ?? 'white', outcome);
+}
+
+/** The verdict, coloured: green when verified, grey when not checked, red otherwise. */
+export function paintVerdict(verdict: string): string {
+  return paint(verdict === 'verified' ? 'green' : verdict === 'not_checked' ? 'dim' : 'red', verdict);
+}
+
+function paintStatus(status: number): string {
+  return paint(status < 300 ? 'green' : status < 500 ? 'yellow' : 'red', String(status));
+}
+
+/** `issues.opened`, `push`, or `-` for a request whose event was not read. */
+export function eventLabel(record: Pick<DeliveryRecord, 'event' | 'action'>): string {
+  if (record.event === undefined) return '-';
+  return record.action === undefined ? record.event : `${record.event}.${record.action}`;
+}
+
+/** The local time of an epoch ms, `2026-11-23 08:00:01`. */
+export function formatTime(ms: number): string {
+  const date = new Date(ms);
+  const pad = (value: number) => String(value).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
+}
+
+function subscribersText(subscribers: Record<string, SubscriberOutcome> | undefined): string {
+  const outcomes = Object.values(subscribers ?? {});
+  if (outcomes.length === 0) return '-';
+  const failed = outcomes.filter((outcome) => outcome.outcome === 'error').length;
+  return failed === 0 ? `${outcomes.length} ok` : `${outcomes.length - failed} ok, ${failed} error`;
+}
+
+function subscribersLabel(subscribers: Record<string, SubscriberOutcome> | undefined): string {
+  const text = subscribersText(subscribers);
+  if (text === '-') return paint('dim', text);
+  return paint(text.includes('error') ? 'red' : 'green', text);
+}
+
+function printTable(records: DeliveryRecord[]): void {
+  const rows = records.map((record) => [
+    formatTime(record.receivedAt),
+    eventLabel(record),
+    record.deliveryId ?? '(invalid id)',
+    record.source ?? '-',
+    String(record.httpStatus),
+    record.verdict,
+    record.outcome,
+    subscribersText(record.subscribers),
+  ]);
+  const headings = ['TIME', 'EVENT', 'DELIVERY', 'SOURCE', 'HTTP', 'VERDICT', 'OUTCOME', 'SUBSCRIBERS'];
+  const widths = headings.map((heading, column) =>
+    Math.max(heading.length, ...rows.map((row) => (row[column] as string).length)),
+  );
+  // Padding is measured on the plain text; the colours go around it.
+  const cell = (painted: string, plain: string, column: number) =>
+    painted + ' '.repeat((widths[column] as number) - plain.length);
+  print(
+    paint(
+      'bold',
+      headings
+        .map((heading, column) => cell(heading, heading, column))
+        .join('  ')
+        .trimEnd(),
+    ),
+  );
+  records.forEach((record, index) => {
+    const row = rows[index] as string[];
+    const plain = (column: number) => row[column] as string;
+    const cells = [
+      cell(paint('dim', plain(0)), plain(0), 0),
+      cell(paint('cyan', plain(1)), plain(1), 1),
+      cell(plain(2), plain(2), 2),
+      cell(plain(3), plain(3), 3),
+      cell(paintStatus(record.httpStatus), plain(4), 4),
+      cell(paintVerdict(record.verdict), plain(5), 5),
+      cell(paintOutcome(record.outcome), plain(6), 6),
+      subscribersLabel(record.subscribers),
+    ];
+    print(cells.join('  ').trimEnd());
+  });
+  print(paint('dim', `${records.length} deliver${records.length === 1 ? 'y' : 'ies'}, newest first`));
+}
+
+function printDetails(details: DeliveryDetails, withBody: boolean): void {
+  const { latest } = details;
+  print(`${paint('bold', 'delivery')}  ${details.deliveryId}`);
+  print(`${paint('bold', 'event')}     ${paint('cyan', eventLabel(latest))}`);
+  const native =
+    latest.nativeEvent === undefined
+      ? ''
+      : `  (${latest.nativeEvent}${latest.nativeAction === undefined ? '' : `, ${latest.nativeAction}`})`;
+  print(`${paint('bold', 'forge')}     ${latest.forge ?? '-'}${native}`);
+  print(`${paint('bold', 'source')}    ${details.source ?? 'default'}`);
+  print();
+  print(paint('bold', `requests (${details.records.length}, newest first)`));
+  for (const record of details.records) {
+    const parts = [
+      paint('dim', formatTime(record.receivedAt)),
+      paintStatus(record.httpStatus),
+      paintVerdict(record.verdict),
+      paintOutcome(record.outcome),
+      formatBytes(record.bodyBytes),
+    ];
+    if (record.eventId !== undefined) parts.push(paint('dim', `event ${record.eventId}`));
+    print(`  ${parts.join('  ')}`);
+    if (record.reason !== undefined) print(`    ${paint('dim', 'reason')} ${record.reason}`);
+    if (record.errorCode !== undefined) print(`    ${paint('dim', 'error')}  ${record.errorCode}`);
+    if (record.payloadRef !== undefined) {
+      print(
+        `    ${paint('dim', 'claim check')} s3://${record.payloadRef.bucket}/${record.payloadRef.key} (${formatBytes(record.payloadRef.bytes)})`,
+      );
+    }
+    for (const reason of record.diagnosis ?? []) print(`    ${paint('red', '-')} ${reason.message}`);
+  }
+  print();
+  const subscribers = Object.entries(details.subscribers);
+  print(paint('bold', `subscribers (${subscribers.length})`));
+  if (subscribers.length === 0) print(`  ${paint('dim', 'none reported')}`);
+  for (const [name, outcome] of subscribers.sort(([a], [b]) => a.localeCompare(b))) {
+    const error =
+      outcome.error === undefined
+        ? ''
+        : `  ${outcome.error.name}${outcome.error.message === undefined ? '' : `: ${outcome.error.message}`}`;
+    print(
+      `  ${name}  ${paint(outcome.outcome === 'ok' ? 'green' : 'red', outcome.outcome)}  ${paint('dim', `${outcome.durationMs} ms`)}${error}`,
+    );
+  }
+  const withHeaders = details.records.find((record) => record.headers !== undefined);
+  print();
+  print(paint('bold', 'headers (signature values masked)'));
+  for (const [name, value] of Object.entries(withHeaders?.headers ?? {}))
+    print(`  ${paint('dim', `${name}:`)} ${value}`);
+  print();
+  const stored = details.records.find((record) => record.body !== undefined);
+  if (stored?.body === undefined) {
+    const why = details.latest.payloadOmitted;
+    print(
+      `${paint('bold', 'payload')}  ${paint('dim', `not stored${why === undefined ? '' : ` (${why})`}`)}`,
+    );
+  } else if (!withBody) {
+    print(
+      `${paint('bold', 'payload')}  ${formatBytes(stored.body.byteLength)} stored ${paint('dim', '("--body" prints it)')}`,
+    );
+  } else {
+    print(paint('bold', 'payload'));
+    const { text } = bodyText(stored.body);
+    let shown = text;
+    try {
+      shown = JSON.stringify(JSON.parse(text), null, 2);
+    } catch {
+      // Not JSON: printed as stored.
+    }
+    print(shown);
+  }
+}
+
+/** A body as text: UTF-8 when it is valid UTF-8, else base64. */
+export function bodyText(body: Uint8Array): { text: string; encoding: 'utf8' | 'base64' } {
+  try {
+    return { text: new TextDecoder('utf-8', { fatal: true }).decode(body), encoding: 'utf8' };
+  } catch {
+    return { text: Buffer.from(body).toString('base64'), encoding: 'base64' };
+  }
+}
+
+function jsonRecord(record: DeliveryRecord): Record<string, unknown> {
+  const { body, ...rest } = record;
+  if (body === undefined) return { ...rest, receivedAtIso: new Date(record.receivedAt).toISOString() };
+  const { text, encoding } = bodyText(body);
+  return {
+    ...rest,
+    receivedAtIso: new Date(record.receivedAt).toISOString(),
+    body: text,
+    ...(encoding === 'base64' ? { bodyEncoding: 'base64' } : {}),
+  };
+}
+
+function jsonDetails(details: DeliveryDetails): Record<string, unknown> {
+  return {
+    deliveryId: details.deliveryId,
+    source: details.source ?? 'default',
+    subscribers: details.subscribers,
+    records: details.records.map((record) => {
+      const { subscribers: _subscribers, ...rest } = record;
+      return jsonRecord(rest);
+    }),
+  };
+}
+
+function boundedInteger(value: string, option: string, max: number): number {
+  const number = Number(value);
+  if (!/^\d+$/.test(value) || number < 1 || number > max) {
+    throw new CliError(`"${option}" must be an integer from 1 to ${max}`);
+  }
+  return number;
+}

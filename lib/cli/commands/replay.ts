@@ -1,0 +1,369 @@
+import { randomUUID } from 'node:crypto';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { S3Client } from '@aws-sdk/client-s3';
+import { type Command, Option } from 'commander';
+import type { DeliveryDetails } from '../../aws/delivery-log/index.js';
+import { deliveryHeaders, type Forge, Forges, resolvePreset } from '../../webhooks/index.js';
+import { archiveReplay, busArnOf, replayName, republish } from '../aws-replay.js';
+import {
+  addLogOptions,
+  awsFailure,
+  checkDeliveryId,
+  type LogOptions,
+  type LogTarget,
+  parseSince,
+  resolveLogTarget,
+} from '../delivery-log.js';
+import { CliError, ExitCodes } from '../errors.js';
+import { resolveTarget } from '../local-stack.js';
+import { formatBytes, paint, print, printJson, type Spinner, startSpinner } from '../output.js';
+import { eventLabel, getDelivery } from './deliveries.js';
+
+interface ReplayOptions extends LogOptions {
+  source: string;
+  freshId?: boolean;
+  url?: string;
+  secret?: string;
+  forge?: Forge;
+  timeout: number;
+  bus?: string;
+  eventSource?: string;
+  archive?: string;
+  rule: string[];
+  window: string;
+  wait: boolean;
+  json?: boolean;
+}
+
+/** Headers the HTTP client sets itself; a replay never copies them. */
+const TRANSPORT_HEADERS = new Set([
+  'host',
+  'content-length',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'expect',
+  'upgrade',
+]);
+
+/** How often a running archive replay is polled. */
+const POLL_MS = 3_000;
+
+/** Registers `replay <delivery-id>`. */
+export function registerReplay(program: Command, version: string): void {
+  const command = program
+    .command('replay')
+    .description(
+      'send a logged delivery again: to the local ingest, or on AWS from its claim check or the archive',
+    )
+    .argument('<delivery-id>', 'the delivery id')
+    .option('--source <name>', 'the webhook source it came in through', 'default')
+    .option('--fresh-id', 'send it with a new delivery id (the dedupe then publishes it again)')
+    .option('--url <url>', "local: post here instead of the local stack's webhook URL")
+    .option('--secret <secret>', "local: sign with this secret (default: the local stack's)")
+    .addOption(
+      new Option('--forge <forge>', "local: sign as this forge (default: the record's)").choices(Forges),
+    )
+    .addOption(
+      new Option('--timeout <ms>', 'local: give up after this many milliseconds')
+        .default(10_000)
+        .argParser((value) => positiveInteger(value, '--timeout')),
+    )
+    .option('--bus <name|arn>', 'AWS: the event bus (default: "forgebridge-<stage>")')
+    .option(
+      '--event-source <source>',
+      'AWS: the EventBridge source (default: FORGEBRIDGE_SOURCE, else "forge.webhooks")',
+    )
+    .option('--archive <arn>', 'AWS: the archive to replay from when the delivery has no claim check')
+    .option(
+      '--rule <arn>',
+      'AWS: replay only to this rule; repeat for several (default: every rule of the bus)',
+      collect,
+      [],
+    )
+    .option('--window <duration>', 'AWS: archive window after the delivery was received (before: 1m)', '5m')
+    .option('--no-wait', 'AWS: start the archive replay and return without following it')
+    .option('--json', 'print the outcome as JSON');
+  addLogOptions(command)
+    .addHelpText(
+      'after',
+      `
+Local: re-sends the stored raw body and headers (signature headers signed again with the secret) to the
+ingest; the same delivery id gets the dedupe's answer, "--fresh-id" a new delivery.
+AWS ("--stage"): a claim-checked delivery is put on the bus again from its S3 object (the entry the ingest
+builds); any other starts an archive replay (StartReplay) of its time window into the bus and follows it.
+An archive replay re-sends every archived event of the window that the rules match, not only this one.
+
+Examples:
+  $ forgebridge replay 0b1e4c2a-...
+  $ forgebridge replay 0b1e4c2a-... --fresh-id --json
+  $ forgebridge replay 0b1e4c2a-... --stage prod --archive arn:aws:events:eu-west-1:123456789012:archive/forgebridge-prod
+
+Exit codes: 0 replayed (a 2xx answer, published, replay completed), 1 not (non-2xx, refused, replay failed),
+2 bad input or unknown delivery, 3 log or URL not reachable.`,
+    )
+    .action(async (id: string, options: ReplayOptions) => {
+      checkDeliveryId(id);
+      const target = await resolveLogTarget(options);
+      const details = await getDelivery(target, id, options.source);
+      process.exitCode =
+        target.kind === 'local'
+          ? await replayLocal(details, options, version)
+          : await replayAws(details, target, options);
+    });
+}
+
+async function replayLocal(
+  details: DeliveryDetails,
+  options: ReplayOptions,
+  version: string,
+): Promise<number> {
+  const original = details.records.find((record) => record.body !== undefined);
+  if (original?.body === undefined) {
+    const why = details.latest.payloadOmitted;
+    throw new CliError(
+      `the log holds no payload of delivery "${details.deliveryId}"${why === undefined ? '' : ` (${why})`}`,
+      ExitCodes.failed,
+    );
+  }
+  const source = details.source ?? 'default';
+  const target = resolveTarget({ url: options.url, secret: options.secret, source });
+  // The local stack verifies each source but default with its own secret: the stack's with "-<source>" appended
+  // (local-stack/stack.ts localSourceSecret; a unit test keeps the two equal).
+  const secret =
+    target.local &&
+    options.secret === undefined &&
+    !process.env.FORGEBRIDGE_WEBHOOK_SECRET &&
+    source !== 'default'
+      ? `${target.secret}-${source}`
+      : target.secret;
+  const forge = options.forge ?? forgeOf(original.forge);
+  const id = options.freshId ? randomUUID() : details.deliveryId;
+  const headers = replayHeaders(original.headers ?? {}, original.body, { secret, forge, id });
+  headers['user-agent'] ??= `forgebridge-cli/${version}`;
+  const body = original.body;
+  if (!options.json) {
+    print(
+      `${paint('bold', 'POST')} ${target.url}  ${paint('cyan', eventLabel(original))}  ${paint('dim', `${forge}, delivery ${id}${id === details.deliveryId ? '' : ` (was ${details.deliveryId})`}, ${formatBytes(body.byteLength)}`)}`,
+    );
+  }
+  const started = performance.now();
+  const spinner = startSpinner(`POST ${target.url}`);
+  let response: Response;
+  let text: string;
+  try {
+    response = await fetch(target.url, {
+      method: 'POST',
+      headers,
+      body,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(options.timeout),
+    });
+    text = await response.text();
+  } catch (error) {
+    const hint = target.local ? ' (is "npm start" running?)' : '';
+    const timedOut =
+      error instanceof DOMException && (error.name === 'TimeoutError' || error.name === 'AbortError');
+    const code = ((error as { cause?: { code?: unknown } }).cause?.code as string | undefined) ?? undefined;
+    const reason = timedOut
+      ? `no answer within ${options.timeout} ms`
+      : code === 'ECONNREFUSED'
+        ? 'connection refused'
+        : (code ?? 'request failed').toLowerCase();
+    throw new CliError(`could not reach ${target.url}: ${reason}${hint}`, ExitCodes.unreachable, {
+      cause: error,
+    });
+  } finally {
+    spinner.stop();
+  }
+  const durationMs = Math.round(performance.now() - started);
+  const parsed = parseJson(text);
+  if (options.json) {
+    printJson({
+      request: {
+        method: 'POST',
+        url: target.url,
+        delivery: id,
+        replayOf: details.deliveryId,
+        source,
+        forge,
+        bytes: body.byteLength,
+      },
+      response: {
+        status: response.status,
+        statusText: response.statusText,
+        ok: response.ok,
+        body: parsed ?? text,
+        durationMs,
+      },
+    });
+  } else {
+    print(
+      `${paint(['bold', response.ok ? 'green' : 'red'], `${response.status} ${response.statusText}`)}  ${paint('dim', `${durationMs} ms`)}`,
+    );
+    if (text.length > 0) print(parsed === undefined ? text : JSON.stringify(parsed, null, 2));
+  }
+  return response.ok ? ExitCodes.ok : ExitCodes.failed;
+}
+
+/**
+ * The headers of a replay: the stored ones as received, but the transport headers, the masked signature
+ * headers signed again over the same body with `secret` as `forge` signs, and the delivery id header set to `id`.
+ */
+export function replayHeaders(
+  stored: Record<string, string>,
+  body: Uint8Array,
+  options: { secret: string; forge: Forge; id: string },
+): Record<string, string> {
+  const preset = resolvePreset(options.forge);
+  const signed = deliveryHeaders(options.secret, body, {
+    forge: options.forge,
+    name: 'replay',
+    id: options.id,
+  });
+  const signatureHeaders = new Set(preset.signatures.map((signature) => signature.header));
+  const idHeaders = new Set(preset.deliveryHeaders);
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(stored)) {
+    if (TRANSPORT_HEADERS.has(name)) continue;
+    if (signatureHeaders.has(name)) {
+      const fresh = signed[name];
+      if (fresh !== undefined) headers[name] = fresh;
+    } else if (idHeaders.has(name)) {
+      headers[name] = options.id;
+    } else if (!value.includes('[masked]')) {
+      headers[name] = value;
+    }
+  }
+  // A delivery logged without its signature header (a refused one) is signed the preset's way all the same.
+  for (const header of signatureHeaders)
+    if (headers[header] === undefined && signed[header] !== undefined)
+      headers[header] = signed[header] as string;
+  return headers;
+}
+
+function forgeOf(value: string | undefined): Forge {
+  return value !== undefined && (Forges as readonly string[]).includes(value) ? (value as Forge) : 'generic';
+}
+
+async function replayAws(
+  details: DeliveryDetails,
+  target: LogTarget,
+  options: ReplayOptions,
+): Promise<number> {
+  const stage = options.stage as string;
+  const region = target.region;
+  const config = region === undefined ? {} : { region };
+  const eventBridge = new EventBridgeClient(config);
+  const busName = options.bus ?? `forgebridge-${stage}`;
+  const claimChecked = details.records.find((record) => record.payloadRef !== undefined);
+  try {
+    if (claimChecked !== undefined) {
+      const s3 = new S3Client(config);
+      const spinner = startSpinner('re-publishing from the claim check');
+      try {
+        const id = options.freshId ? randomUUID() : details.deliveryId;
+        const done = await republish({
+          record: claimChecked,
+          deliveryId: id,
+          s3,
+          eventBridge,
+          eventSource: options.eventSource ?? (process.env.FORGEBRIDGE_SOURCE || 'forge.webhooks'),
+          eventBusName: busName,
+        });
+        if (options.json) {
+          printJson({
+            mode: 'republish',
+            delivery: id,
+            replayOf: details.deliveryId,
+            eventId: done.eventId,
+            entry: { ...done.entry, Detail: JSON.parse(done.entry.Detail) },
+          });
+        } else {
+          print(
+            `${paint(['bold', 'green'], 'published')}  ${paint('cyan', done.entry.DetailType)}  delivery ${id}  ${paint('dim', `event ${done.eventId} on ${busName}, from s3://${done.payloadRef.bucket}/${done.payloadRef.key}`)}`,
+          );
+        }
+        return ExitCodes.ok;
+      } finally {
+        spinner.stop();
+        s3.destroy();
+      }
+    }
+    if (options.archive === undefined) {
+      throw new CliError(
+        `delivery "${details.deliveryId}" has no claim check: pass "--archive <arn>" to replay it from the bus's archive`,
+      );
+    }
+    if (options.freshId)
+      throw new CliError(
+        '"--fresh-id" needs a claim-checked delivery: an archive replay re-sends the events as archived',
+      );
+    const windowMs = Date.now() - parseSince(options.window, Date.now(), '--window');
+    const busArn = busArnOf(busName, options.archive);
+    const name = replayName(details.deliveryId);
+    let spinner: Spinner = startSpinner(`replay ${name}: starting`);
+    let result: Awaited<ReturnType<typeof archiveReplay>>;
+    try {
+      result = await archiveReplay({
+        eventBridge,
+        archiveArn: options.archive,
+        busArn,
+        ruleArns: options.rule,
+        receivedAt: details.latest.receivedAt,
+        beforeMs: 60_000,
+        afterMs: windowMs,
+        name,
+        wait: options.wait,
+        pollMs: POLL_MS,
+        onProgress: (replay, fraction) => {
+          spinner.stop();
+          const percent = fraction === undefined ? '' : ` ${Math.round(fraction * 100)}%`;
+          spinner = startSpinner(`replay ${name}: ${replay.State ?? '?'}${percent}`);
+        },
+      });
+    } finally {
+      spinner.stop();
+    }
+    const ok = result.state === 'COMPLETED' || (!options.wait && result.state !== 'FAILED');
+    if (options.json) {
+      printJson({
+        mode: 'archive',
+        ...result,
+        eventStartTime: result.eventStartTime.toISOString(),
+        eventEndTime: result.eventEndTime.toISOString(),
+        lastReplayed: result.lastReplayed?.toISOString(),
+      });
+    } else {
+      print(
+        `${paint(['bold', ok ? 'green' : 'red'], result.state.toLowerCase())}  archive replay ${result.name}  ${paint('dim', `${result.eventStartTime.toISOString()} to ${result.eventEndTime.toISOString()} into ${busArn}${options.rule.length > 0 ? ` (${options.rule.length} rule${options.rule.length === 1 ? '' : 's'})` : ''}`)}`,
+      );
+      if (result.reason !== undefined) print(`  ${paint('dim', 'reason')} ${result.reason}`);
+    }
+    return ok ? ExitCodes.ok : ExitCodes.failed;
+  } catch (error) {
+    throw awsFailure(error, target, 'replay');
+  } finally {
+    eventBridge.destroy();
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return text.length === 0 ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function positiveInteger(value: string, option: string): number {
+  const number = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(number) || number <= 0) {
+    throw new CliError(`"${option}" must be a positive integer`);
+  }
+  return number;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
