@@ -128,15 +128,8 @@ async function replayLocal(
   }
   const source = details.source ?? 'default';
   const target = resolveTarget({ url: options.url, secret: options.secret, source });
-  // The local stack verifies each source but default with its own secret: the stack's with "-<source>" appended
-  // (local-stack/stack.ts localSourceSecret; a unit test keeps the two equal).
-  const secret =
-    target.local &&
-    options.secret === undefined &&
-    !process.env.FORGEBRIDGE_WEBHOOK_SECRET &&
-    source !== 'default'
-      ? `${target.secret}-${source}`
-      : target.secret;
+  const explicit = options.secret !== undefined || Boolean(process.env.FORGEBRIDGE_WEBHOOK_SECRET);
+  const secret = target.local && !explicit ? sourceSecret(target.secret, source) : target.secret;
   const forge = options.forge ?? forgeOf(original.forge);
   const id = options.freshId ? randomUUID() : details.deliveryId;
   const headers = replayHeaders(original.headers ?? {}, original.body, { secret, forge, id });
@@ -204,6 +197,14 @@ async function replayLocal(
     if (text.length > 0) print(parsed === undefined ? text : JSON.stringify(parsed, null, 2));
   }
   return response.ok ? ExitCodes.ok : ExitCodes.failed;
+}
+
+/**
+ * The secret the local stack verifies a source with: its own for `default`, with `-<source>` appended for the
+ * others (local-stack/stack.ts `localSourceSecret`; a unit test keeps the two equal without loading the stack).
+ */
+export function sourceSecret(secret: string, source: string): string {
+  return source === 'default' ? secret : `${secret}-${source}`;
 }
 
 /**
