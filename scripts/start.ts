@@ -44,7 +44,17 @@ const stack = await startLocalStack({
 mkdirSync(join(root, '.tmp'), { recursive: true });
 writeFileSync(
   stateFile,
-  `${JSON.stringify({ webhookUrl: stack.webhookUrl, secret: stack.secret }, null, 2)}\n`,
+  // `forgebridge deliveries`, `show` and `replay` read the delivery log through DynamoDB Local's endpoint and table.
+  `${JSON.stringify(
+    {
+      webhookUrl: stack.webhookUrl,
+      secret: stack.secret,
+      endpoints: { dynamodb: stack.endpoints.dynamodb },
+      names: { deliveriesTable: stack.names.deliveriesTable },
+    },
+    null,
+    2,
+  )}\n`,
 );
 
 console.log(`
