@@ -2,6 +2,7 @@
 // oidc-provider (client credentials) and the local forge API (which accepts only the authorization server's
 // tokens). The subscriber's log lines are read from stdout, as the end-to-end tests read them.
 
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,6 +19,7 @@ import {
   type MockInstance,
   vi,
 } from 'vitest';
+import { DeliveryLog } from '../../../lib/aws/delivery-log/index.js';
 import { tokenPartitionKey } from '../../../lib/aws/tokens/token-store.js';
 import {
   type AuthorizationServer,
@@ -25,6 +27,7 @@ import {
   FORGE_API_RESOURCE,
   startAuthorizationServer,
 } from '../../../local-stack/authorization-server.js';
+import { createTables } from '../../../local-stack/dynamodb.js';
 import { type ForgeApi, startForgeApi } from '../../../local-stack/forge-api.js';
 import { useDynamoDbLocal } from '../../helpers/aws-local.js';
 
@@ -162,6 +165,30 @@ describe('functions/subscriber handler', { timeout: 30_000 }, () => {
     const written = stdout.mock.calls.join('\n');
     expect(written).not.toContain(String(stored?.token?.access_token));
     expect(written).not.toContain(DEFAULT_CLIENT.client_secret);
+  });
+
+  it('reports its outcome into the delivery log under its function name when FORGEBRIDGE_DELIVERIES_TABLE is set', async () => {
+    const deliveries = `deliveries-${randomUUID().slice(0, 8)}`;
+    await createTables(ddb.endpoint, { deliveries });
+    const handler = await loadSubscriber({
+      FORGEBRIDGE_DELIVERIES_TABLE: deliveries,
+      AWS_LAMBDA_FUNCTION_NAME: 'forgebridge-test-onIssuesOpened',
+    });
+    const log = new DeliveryLog({ client: ddb.client(), tableName: deliveries });
+    // The ingest's record of the delivery, as it leaves one before publishing.
+    const recorded = await log.record({
+      deliveryId: 'd-log',
+      event: 'issues',
+      action: 'opened',
+      verdict: 'verified',
+      httpStatus: 202,
+      outcome: 'published',
+    });
+    expect(recorded.ok).toBe(true);
+    await handler(issuesOpened('d-log', 9), context);
+    const details = await log.get('d-log');
+    expect(details?.subscribers['forgebridge-test-onIssuesOpened']).toMatchObject({ outcome: 'ok' });
+    expect(details?.subscribers['forgebridge-test-onIssuesOpened']?.durationMs).toBeGreaterThanOrEqual(0);
   });
 
   it('serves the token from memory on the next delivery of a warm process', async () => {

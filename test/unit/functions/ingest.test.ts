@@ -125,6 +125,35 @@ describe('functions/ingest handler', { timeout: 30_000 }, () => {
       expect(ssm.commandCalls(GetParameterCommand)).toHaveLength(0);
     });
 
+    it('with FORGEBRIDGE_DELIVERIES_TABLE, leaves one delivery log record per answer, payload off by default', async () => {
+      const handler = await loadHandler({
+        IS_OFFLINE: 'true',
+        FORGEBRIDGE_WEBHOOK_SECRET: SECRET,
+        FORGEBRIDGE_DELIVERIES_TABLE: 'deliveries',
+      });
+      expect((await handler(v2Event(), context)).statusCode).toBe(202);
+      expect((await handler(v2Event({}, sign('wrong-secret', body)), context)).statusCode).toBe(401);
+      const records = documents
+        .commandCalls(PutCommand)
+        .map((call) => call.args[0].input)
+        .filter((input) => input.TableName === 'deliveries');
+      expect(records).toHaveLength(2);
+      expect(records[0]?.Item).toMatchObject({
+        deliveryId: 'delivery-1',
+        httpStatus: 202,
+        outcome: 'published',
+      });
+      expect(records[1]?.Item).toMatchObject({
+        httpStatus: 401,
+        verdict: 'bad_signature',
+        outcome: 'rejected',
+      });
+      for (const record of records) {
+        expect(record.Item).not.toHaveProperty('payload');
+        expect(JSON.stringify(record.Item)).not.toContain(sign(SECRET, body).slice(7));
+      }
+    });
+
     it('accepts a REST API (payload 1.0) event with a base64 body', async () => {
       const handler = await loadHandler({ IS_OFFLINE: 'true', FORGEBRIDGE_WEBHOOK_SECRET: SECRET });
       const event = {
