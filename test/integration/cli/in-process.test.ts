@@ -3,7 +3,7 @@
 // The same real parts as those files: a node:http receiver on 127.0.0.1 verifying every delivery with
 // lib/webhooks' readDelivery, DynamoDB Local holding records written through DeliveryLog.record, and a local
 // proxy channel (test/helpers/sse-server.ts) for `dev --proxy`.
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
@@ -22,7 +22,9 @@ import {
   readDelivery,
 } from '../../../lib/webhooks/index.js';
 import { createTable } from '../../../local-stack/dynamodb.js';
+import { type LocalS3, startS3 } from '../../../local-stack/s3.js';
 import { useDynamoDbLocal } from '../../helpers/aws-local.js';
+import { type FaultEventBridge, startFaultEventBridge } from '../../helpers/fault-eventbridge.js';
 import { type SseServer, startSseServer } from '../../helpers/sse-server.js';
 
 const root = new URL('../../../', import.meta.url).pathname;
@@ -1171,5 +1173,157 @@ describe('dev --proxy', () => {
     ] as const) {
       for (const listener of process.listeners(signal)) if (!set.has(listener)) process.off(signal, listener);
     }
+  });
+});
+
+describe('a deployed stage (--stage): the SDK pointed at DynamoDB Local, s3rver and a local PutEvents bus', () => {
+  const BUCKET = 'claim-checks';
+  const claimBody = Buffer.from('{"action":"opened","issue":{"number":9}}');
+  const claimed = randomUUID();
+  let s3: LocalS3;
+  let bus: FaultEventBridge;
+  let awsEnv: Record<string, string>;
+
+  beforeAll(async () => {
+    s3 = await startS3({ buckets: [BUCKET] });
+    bus = await startFaultEventBridge();
+    const { S3Client, PutObjectCommand } = await import('@aws-sdk/client-s3');
+    const client = new S3Client(s3.clientConfig);
+    await client.send(
+      new PutObjectCommand({ Bucket: BUCKET, Key: `deliveries/${claimed}`, Body: claimBody }),
+    );
+    client.destroy();
+    const log = new DeliveryLog({ client: ddb.client(), tableName });
+    const recorded = await log.record(
+      entry({
+        deliveryId: claimed,
+        receivedAt: Date.now() - 30 * MINUTE,
+        payloadRef: {
+          bucket: BUCKET,
+          key: `deliveries/${claimed}`,
+          bytes: claimBody.byteLength,
+          sha256: createHash('sha256').update(claimBody).digest('hex'),
+        },
+      }),
+    );
+    expect(recorded).toMatchObject({ ok: true });
+    awsEnv = {
+      // s3rver's own credentials; DynamoDB Local (sharedDb) and the local bus take any.
+      AWS_ACCESS_KEY_ID: 'S3RVER',
+      AWS_SECRET_ACCESS_KEY: 'S3RVER',
+      AWS_REGION: 'us-east-1',
+      AWS_MAX_ATTEMPTS: '1',
+      AWS_ENDPOINT_URL_DYNAMODB: endpoint,
+      AWS_ENDPOINT_URL_S3: s3.endpoint,
+      AWS_ENDPOINT_URL_EVENTBRIDGE: bus.url,
+      AWS_ENDPOINT_URL_CLOUDFORMATION: `http://127.0.0.1:${closedPort}`,
+    };
+  });
+  afterAll(async () => {
+    await bus?.close();
+    await s3?.stop();
+  });
+
+  it('lists and shows the stage table', async () => {
+    const list = await cli(
+      ['deliveries', '--stage', 'dev', '--table', tableName, '--status', 'rejected', '--json'],
+      awsEnv,
+    );
+    expect(list.stderr).toBe('');
+    expect(list.code).toBe(0);
+    expect((JSON.parse(list.stdout) as { deliveryId: string }[]).map((record) => record.deliveryId)).toEqual([
+      ids.failed,
+    ]);
+    const show = await cli(['show', claimed, '--stage', 'dev', '--table', tableName], awsEnv);
+    expect(show.code).toBe(0);
+    expect(show.stdout).toContain(`delivery  ${claimed}`);
+    expect(show.stdout).toContain(`s3://${BUCKET}/deliveries/${claimed}`);
+  });
+
+  it('re-publishes a claim-checked delivery onto the bus, as text and as JSON with a fresh id', async () => {
+    const result = await cli(['replay', claimed, '--stage', 'dev', '--table', tableName], awsEnv);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(
+      new RegExp(
+        `^published {2}issues\\.opened {2}delivery ${claimed} {2}event \\S+ on forgebridge-dev, from s3://${BUCKET}/`,
+      ),
+    );
+    expect(bus.received.get(claimed)).toBe(1);
+    const json = await cli(
+      [
+        'replay',
+        claimed,
+        '--stage',
+        'dev',
+        '--table',
+        tableName,
+        '--fresh-id',
+        '--json',
+        '--bus',
+        'other-bus',
+      ],
+      awsEnv,
+    );
+    expect(json.code).toBe(0);
+    const answer = JSON.parse(json.stdout) as {
+      mode: string;
+      delivery: string;
+      replayOf: string;
+      entry: { EventBusName: string; Detail: { delivery: string } };
+    };
+    expect(answer).toMatchObject({
+      mode: 'republish',
+      replayOf: claimed,
+      entry: { EventBusName: 'other-bus' },
+    });
+    expect(answer.delivery).not.toBe(claimed);
+    expect(answer.entry.Detail.delivery).toBe(answer.delivery);
+    expect(bus.received.get(answer.delivery)).toBe(1);
+  });
+
+  it('needs an archive for a delivery without a claim check, and says what the bus refuses in one line', async () => {
+    const base = ['replay', ids.failed, '--stage', 'dev', '--table', tableName];
+    expectOneLineError(
+      await cli(base, awsEnv),
+      2,
+      `delivery "${ids.failed}" has no claim check: pass "--archive <arn>"`,
+    );
+    const archive = 'arn:aws:events:us-east-1:123456789012:archive/forgebridge-dev';
+    expectOneLineError(
+      await cli([...base, '--archive', archive, '--fresh-id'], awsEnv),
+      2,
+      '"--fresh-id" needs a claim-checked delivery',
+    );
+    expectOneLineError(
+      await cli([...base, '--archive', 'arn:aws:s3:::bucket'], awsEnv),
+      2,
+      '"--archive" must be an EventBridge archive ARN',
+    );
+    // The local bus serves PutEvents only: StartReplay is refused, and said so in one line.
+    expectOneLineError(
+      await cli([...base, '--archive', archive, '--no-wait'], awsEnv),
+      1,
+      /^forgebridge: replay failed: UnknownOperationException: only PutEvents is served here$/,
+    );
+  });
+
+  it('says a missing region, an unreachable CloudFormation and missing credentials in one line', async () => {
+    const { AWS_REGION: _region, ...noRegion } = awsEnv;
+    expectOneLineError(
+      await cli(['deliveries', '--stage', 'dev'], noRegion),
+      2,
+      'missing AWS region: pass "--region"',
+    );
+    expectOneLineError(
+      await cli(['deliveries', '--stage', 'dev'], awsEnv),
+      3,
+      /^forgebridge: could not reach AWS \(stack "forgebridge-dev"\): connection refused$/,
+    );
+    expectOneLineError(
+      await cli(['deliveries', '--stage', 'dev', '--stack', 'mine', '--region', 'eu-west-1']),
+      2,
+      'AWS credentials not found for stack "mine"',
+    );
   });
 });
