@@ -147,7 +147,8 @@ function entry(overrides: Partial<DeliveryLogEntry>): DeliveryLogEntry {
 
 beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'forgebridge-cli-in-process-'));
-  // `/hooks/<forge>` verifies with that forge's preset; `/hooks/<forge>/other-secret` with another secret.
+  // `/hooks/<forge>` verifies with that forge's preset; `/hooks/<forge>/other-secret` with another secret;
+  // `/plain` answers 500 in plain text, `/empty` with no body, `/slow` after 1.5 s.
   server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -156,11 +157,19 @@ beforeAll(async () => {
       const body = Buffer.concat(chunks);
       const result = readDelivery(
         { method: request.method ?? 'POST', headers: request.headers, body },
-        { secret: other === undefined ? SECRET : 'not-the-cli-secret', forge: forge as Forge },
+        { secret: other === 'other-secret' ? 'not-the-cli-secret' : SECRET, forge: forge as Forge },
       );
       received.push({ url: request.url ?? '', headers: request.headers, body, result });
       if (other === 'plain') {
         response.writeHead(500, { 'content-type': 'text/plain' }).end('not json at all');
+        return;
+      }
+      if (other === 'empty') {
+        response.writeHead(result.ok ? 204 : result.status).end();
+        return;
+      }
+      if (other === 'slow') {
+        setTimeout(() => response.writeHead(202).end(), 1_500);
         return;
       }
       const answer = result.ok
@@ -455,6 +464,19 @@ describe('send', () => {
     expect(received[0]?.url).toBe('/hooks/gitea');
     expect(received[0]?.result.ok).toBe(true);
     expect(result.stdout + result.stderr).not.toContain(SECRET);
+  });
+
+  it('shows an answer without a body, and gives up on a slow receiver after --timeout (exit 3)', async () => {
+    const empty = await cli(['send', 'push', '--url', `${base}/hooks/generic/empty`, '--secret', SECRET]);
+    expect(empty.code).toBe(0);
+    expect(empty.stdout).toMatch(/^204 No Content {2}\d+ ms\n$/m);
+    expect(empty.stdout.trimEnd().split('\n')).toHaveLength(2);
+    const url = `${base}/hooks/generic/slow`;
+    expectOneLineError(
+      await cli(['send', 'push', '--url', url, '--secret', SECRET, '--timeout', '200']),
+      3,
+      `no answer from ${url} within 200 ms`,
+    );
   });
 
   it('draws a spinner on a terminal stderr and clears it when the answer comes', async () => {
@@ -1017,6 +1039,61 @@ describe('replay (local)', () => {
     expect(received[1]?.headers['x-gitea-delivery']).toBe(ids.gitea);
   });
 
+  it('replays as another forge with --forge, shows a plain-text answer, and gives up after --timeout', async () => {
+    // --forge signs as that forge (GitHub adds its sha1 header); the stored headers go as received.
+    const github = await cliLog([
+      'replay',
+      ids.opened,
+      '--forge',
+      'github',
+      '--url',
+      `${base}/hooks/generic`,
+      '--secret',
+      SECRET,
+    ]);
+    expect(github.code).toBe(0);
+    expect(github.stdout).toContain('github, delivery');
+    expect(received[0]?.result).toMatchObject({ ok: true, id: ids.opened });
+    expect(received[0]?.headers['x-hub-signature']).toBe(
+      `sha1=${createHmac('sha1', SECRET).update(issuesBody).digest('hex')}`,
+    );
+    const plain = await cliLog([
+      'replay',
+      ids.opened,
+      '--url',
+      `${base}/hooks/generic/plain`,
+      '--secret',
+      SECRET,
+    ]);
+    expect(plain.code).toBe(1);
+    expect(plain.stdout).toContain('500 Internal Server Error');
+    expect(plain.stdout).toContain('not json at all');
+    const plainJson = await cliLog([
+      'replay',
+      ids.opened,
+      '--json',
+      '--url',
+      `${base}/hooks/generic/plain`,
+      '--secret',
+      SECRET,
+    ]);
+    expect(plainJson.code).toBe(1);
+    expect(JSON.parse(plainJson.stdout)).toMatchObject({
+      response: { status: 500, body: 'not json at all' },
+    });
+    const url = `${base}/hooks/generic/slow`;
+    expectOneLineError(
+      await cliLog(['replay', ids.opened, '--url', url, '--secret', SECRET, '--timeout', '200']),
+      3,
+      `could not reach ${url}: no answer within 200 ms`,
+    );
+    expectOneLineError(
+      await cliLog(['replay', ids.opened, '--url', url, '--secret', SECRET, '--timeout', '0']),
+      2,
+      '"--timeout" must be a positive integer',
+    );
+  });
+
   it('exits 1 on a refused replay, and says a missing payload, an unknown id and an unreachable URL in one line', async () => {
     const refused = await cliLog([
       'replay',
@@ -1146,6 +1223,83 @@ describe('dev --proxy', () => {
       ['SIGTERM', before.term],
     ] as const) {
       for (const listener of process.listeners(signal)) if (!set.has(listener)) process.off(signal, listener);
+    }
+  });
+
+  it('relays with the headers of --forge into --source, and counts one delivery', async () => {
+    const before = { int: new Set(process.listeners('SIGINT')), term: new Set(process.listeners('SIGTERM')) };
+    const started = start([
+      'dev',
+      '--proxy',
+      channel.url,
+      '--url',
+      `${base}/hooks`,
+      '--source',
+      'gitea',
+      '--forge',
+      'gitea',
+    ]);
+    for (let waited = 0; !started.stdout().includes('relaying'); waited += 50) {
+      if (waited > 15_000) throw new Error('timed out waiting for the relay');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(started.stdout()).toContain('(gitea headers; Ctrl-C stops)');
+    const id = randomUUID();
+    const body = '{"ref":"refs/heads/main"}';
+    await fetch(channel.url, {
+      method: 'POST',
+      headers: deliveryHeaders(SECRET, body, { forge: 'gitea', name: 'push', id }),
+      body,
+    });
+    for (let waited = 0; !started.stdout().includes(id); waited += 50) {
+      if (waited > 15_000) throw new Error('timed out waiting for the relayed line');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const added = process.listeners('SIGINT').filter((listener) => !before.int.has(listener));
+    (added[0] as (signal: string) => void)('SIGINT');
+    const result = await started.done;
+    expect(result.code).toBe(0);
+    expect(received[0]?.url).toBe('/hooks/gitea');
+    expect(received[0]?.result).toMatchObject({ ok: true, id });
+    expect(received[0]?.headers['x-gitea-delivery']).toBe(id);
+    expect(result.stdout).toMatch(/SIGINT: stopped, 1 delivery relayed\n$/);
+    for (const [signal, set] of [
+      ['SIGINT', before.int],
+      ['SIGTERM', before.term],
+    ] as const) {
+      for (const listener of process.listeners(signal)) if (!set.has(listener)) process.off(signal, listener);
+    }
+  });
+
+  it('stops cleanly on Ctrl-C while the channel has not opened yet', async () => {
+    const before = { int: new Set(process.listeners('SIGINT')), term: new Set(process.listeners('SIGTERM')) };
+    // A channel that takes the request and never answers.
+    const silent = createServer(() => undefined).listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    try {
+      const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/channel`;
+      const started = start(['dev', '--proxy', url, '--url', base]);
+      let added: NodeJS.SignalsListener[] = [];
+      for (let waited = 0; added.length === 0; waited += 20) {
+        if (waited > 5_000) throw new Error('timed out waiting for the Ctrl-C handler');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        added = process.listeners('SIGINT').filter((listener) => !before.int.has(listener));
+      }
+      (added[0] as (signal: string) => void)('SIGINT');
+      const result = await started.done;
+      expect(result.code).toBe(0);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toBe('');
+    } finally {
+      silent.closeAllConnections();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+      for (const [signal, set] of [
+        ['SIGINT', before.int],
+        ['SIGTERM', before.term],
+      ] as const) {
+        for (const listener of process.listeners(signal))
+          if (!set.has(listener)) process.off(signal, listener);
+      }
     }
   });
 
