@@ -998,6 +998,76 @@ describe('show', () => {
   });
 });
 
+describe('records of every shape (a table of their own)', () => {
+  const idA = randomUUID();
+  let table: string;
+  const binary = Buffer.from([0xff, 0xfe, 0x00, 0x7b]);
+
+  beforeAll(async () => {
+    table = `deliveries-${randomUUID().slice(0, 8)}`;
+    await createTable(endpoint, TableDefinitions.deliveries, table);
+    const log = new DeliveryLog({ client: ddb.client(), tableName: table, storePayload: true });
+    const now = Date.now();
+    const records: DeliveryLogEntry[] = [
+      entry({
+        deliveryId: idA,
+        receivedAt: now - MINUTE,
+        forge: 'gitlab',
+        nativeEvent: 'Issue Hook',
+        nativeAction: 'open',
+        verdict: 'not_checked',
+        httpStatus: 503,
+        outcome: 'failed',
+        errorCode: 'PutEventsFailed',
+        headers: { 'x-gitlab-event': 'Issue Hook', 'x-gitlab-token': 'a-token-value' },
+        body: binary,
+      }),
+      entry({
+        receivedAt: now - 2 * MINUTE,
+        event: undefined,
+        action: undefined,
+        verdict: 'invalid_json',
+        httpStatus: 400,
+        outcome: 'rejected',
+      }),
+    ];
+    for (const record of records) expect(await log.record(record)).toMatchObject({ ok: true });
+    await log.recordSubscriber(idA, { subscriber: 'onIssue', outcome: 'ok', durationMs: 3 });
+  });
+
+  it('lists a failed, an unchecked and an invalid one', async () => {
+    const result = await cli(['deliveries', '--endpoint', endpoint, '--table', table]);
+    expect(result.code).toBe(0);
+    const lines = result.stdout.split('\n');
+    expect(lines[1]).toMatch(
+      new RegExp(`issues\\.opened\\s+${idA}\\s+default\\s+503\\s+not_checked\\s+failed\\s+1 ok$`),
+    );
+    expect(lines[2]).toMatch(/\s-\s+\(invalid id\)\s+default\s+400\s+invalid_json\s+rejected\s+-$/);
+    expect(result.stdout).toContain('2 deliveries, newest first');
+    const one = await cli(['deliveries', '--endpoint', endpoint, '--table', table, '--limit', '1']);
+    expect(one.stdout).toContain('1 delivery, newest first');
+  });
+
+  it('shows the native names, the error code, masked token and a binary payload as base64', async () => {
+    const result = await cli(['show', idA, '--body', '--endpoint', endpoint, '--table', table]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('forge     gitlab  (Issue Hook, open)');
+    expect(result.stdout).toMatch(/503\s+not_checked\s+failed\s+4 B\n\s+error\s+PutEventsFailed/);
+    expect(result.stdout).toContain('x-gitlab-token: [masked]');
+    expect(result.stdout).not.toContain('a-token-value');
+    expect(result.stdout).toContain(`payload\n${binary.toString('base64')}\n`);
+    const json = await cli(['show', idA, '--json', '--endpoint', endpoint, '--table', table]);
+    expect(json.code).toBe(0);
+    const details = JSON.parse(json.stdout) as { records: { body: string; bodyEncoding: string }[] };
+    expect(details.records[0]).toMatchObject({ body: binary.toString('base64'), bodyEncoding: 'base64' });
+    expectOneLineError(
+      await cli(['show', 'nope', '--source', 'other', '--endpoint', endpoint, '--table', table]),
+      2,
+      'no delivery "nope" of source "other" in the log of the local stack',
+    );
+  });
+});
+
 describe('replay (local)', () => {
   it('re-sends the exact body and headers, signed again, with the same delivery id', async () => {
     const result = await cliLog(['replay', ids.opened, '--url', `${base}/hooks/generic`, '--secret', SECRET]);
