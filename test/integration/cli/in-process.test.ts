@@ -42,6 +42,7 @@ interface Run {
 interface Started {
   done: Promise<Run>;
   stdout(): string;
+  stderr(): string;
 }
 
 /**
@@ -89,7 +90,7 @@ function start(args: string[], env: Record<string, string> = {}): Started {
       throw error;
     },
   );
-  return { done, stdout: () => stdout };
+  return { done, stdout: () => stdout, stderr: () => stderr };
 }
 
 function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
@@ -1338,6 +1339,89 @@ describe('dev --proxy', () => {
       ['SIGTERM', before.term],
     ] as const) {
       for (const listener of process.listeners(signal)) if (!set.has(listener)) process.off(signal, listener);
+    }
+  });
+
+  it('relays a parsed (smee-style) body signed with sha1 only, says a bad message and a lost channel on stderr', async () => {
+    const before = { int: new Set(process.listeners('SIGINT')), term: new Set(process.listeners('SIGTERM')) };
+    const smee = await startSseServer({ retryMs: 100 });
+    let running: Started | undefined;
+    try {
+      const started = start([
+        'dev',
+        '--proxy',
+        smee.url,
+        '--url',
+        `${base}/hooks/github/plain`,
+        '--forge',
+        'github',
+      ]);
+      running = started;
+      const until = async (check: () => boolean, what: string) => {
+        for (let waited = 0; !check(); waited += 50) {
+          if (waited > 15_000)
+            throw new Error(`timed out waiting for ${what}: ${started.stdout()} ${started.stderr()}`);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      };
+      await until(() => started.stdout().includes('relaying'), 'the relay to start');
+      const id = randomUUID();
+      const body = JSON.stringify({ ref: 'refs/heads/main' });
+      await fetch(smee.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-github-event': 'push',
+          'x-github-delivery': id,
+          'x-hub-signature': `sha1=${createHmac('sha1', SECRET).update(body).digest('hex')}`,
+        },
+        body,
+      });
+      await until(() => started.stdout().includes(id), 'the relayed line');
+      expect(received[0]?.headers['x-hub-signature']).toBe(
+        `sha1=${createHmac('sha1', SECRET).update(body).digest('hex')}`,
+      );
+      expect(received[0]?.body.toString()).toBe(body);
+      expect(started.stdout()).toMatch(
+        new RegExp(`push {2}${id} {2}\\d+ B {2}-> 500 Internal Server Error\\s+\\d+ ms\\n`),
+      );
+      // A message without the event header: said on stderr, not relayed.
+      await fetch(smee.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      await until(() => started.stderr().includes('proxy:'), 'the bad message on stderr');
+      expect(started.stderr()).toMatch(/^proxy: \S+: message has no "x-github-event" key\n/);
+      // The channel goes away once open: said on stderr, and the relay keeps waiting for it.
+      await smee.close();
+      await until(
+        () =>
+          started
+            .stderr()
+            .split('\n')
+            .filter((line) => line.startsWith('proxy:')).length >= 2,
+        'the lost channel',
+      );
+      const added = process.listeners('SIGINT').filter((listener) => !before.int.has(listener));
+      (added[0] as (signal: string) => void)('SIGINT');
+      const result = await started.done;
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/SIGINT: stopped, 1 delivery relayed\n$/);
+      expect(received).toHaveLength(1);
+      running = undefined;
+    } finally {
+      await smee.close().catch(() => undefined);
+      if (running !== undefined) {
+        // A failed assertion above: stop the relay all the same, so that it writes nothing into later tests.
+        for (const listener of process.listeners('SIGINT')) {
+          if (!before.int.has(listener)) (listener as (signal: string) => void)('SIGINT');
+        }
+        await running.done.catch(() => undefined);
+      }
+      for (const [signal, set] of [
+        ['SIGINT', before.int],
+        ['SIGTERM', before.term],
+      ] as const) {
+        for (const listener of process.listeners(signal))
+          if (!set.has(listener)) process.off(signal, listener);
+      }
     }
   });
 
