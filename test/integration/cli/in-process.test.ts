@@ -804,6 +804,21 @@ describe('bad input: one line on stderr, a non-zero exit code, no stack trace', 
     );
   });
 
+  it('a host that does not resolve: one line naming it, exit 3 (send and replay)', async () => {
+    const url = 'http://no-such-host.invalid/webhooks';
+    expectOneLineError(
+      await cli(['send', 'push', '--url', url, '--secret', SECRET]),
+      3,
+      `could not reach ${url}: host not found`,
+    );
+    const result = await cliLog(['replay', ids.opened, '--url', url, '--secret', SECRET]);
+    expectOneLineError(
+      result,
+      3,
+      /^forgebridge: could not reach http:\/\/no-such-host\.invalid\/webhooks: (enotfound|eai_again)$/,
+    );
+  });
+
   it('bad --forge, --url, --source, --id and --timeout values', async () => {
     expectOneLineError(
       await cli(['send', 'push', '--forge', 'svn']),
