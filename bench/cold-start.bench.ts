@@ -109,7 +109,13 @@ const callsText = (calls: Record<string, number>) =>
 export default async function coldStartBench(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'forgebridge-bench-cold-'));
   const options = serverlessEsbuildOptions();
-  const names = { dedupe: 'bench-dedupe', tokens: 'bench-tokens', bus: 'bench-bus', bucket: 'bench-bucket' };
+  const names = {
+    dedupe: 'bench-dedupe',
+    tokens: 'bench-tokens',
+    deliveries: 'bench-deliveries',
+    bus: 'bench-bus',
+    bucket: 'bench-bucket',
+  };
   const webhookSecret = 'bench-webhook-secret';
   const webhookParameter = '/forgebridge/bench/webhook-secret';
   const oauthParameter = '/forgebridge/bench/oauth/forgebridge-local';
@@ -179,6 +185,8 @@ export default async function coldStartBench(): Promise<void> {
         env: {
           FORGEBRIDGE_BUS_NAME: names.bus,
           FORGEBRIDGE_DEDUPE_TABLE: names.dedupe,
+          // Deployed with the delivery log on (serverless.yml), payload off: one more PutItem, in the floor too.
+          FORGEBRIDGE_DELIVERIES_TABLE: names.deliveries,
           FORGEBRIDGE_BUCKET: names.bucket,
           FORGEBRIDGE_WEBHOOK_SECRET_PARAMETER: webhookParameter,
           FORGEBRIDGE_MAX_ENTRY_BYTES: '262144',
