@@ -9,6 +9,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Command } from 'commander';
 import { DeliveryLog } from '../aws/delivery-log/index.js';
 import { CliError, ExitCodes } from './errors.js';
+import { NETWORK_REASONS as SHARED_NETWORK_REASONS } from './http.js';
 import { checkUrl, STATE_FILE } from './local-stack.js';
 
 /** The delivery log table of the local stack (`forgebridge-<stage>-deliveries`, stage `local`). */
@@ -187,13 +188,7 @@ export function awsFailure(
 }
 
 const NETWORK_REASONS: Record<string, string> = {
-  ECONNREFUSED: 'connection refused',
-  ECONNRESET: 'connection reset',
-  ENOTFOUND: 'host not found',
-  EAI_AGAIN: 'host not found',
-  ETIMEDOUT: 'connection timed out',
-  EHOSTUNREACH: 'host unreachable',
-  ENETUNREACH: 'network unreachable',
+  ...SHARED_NETWORK_REASONS,
   TimeoutError: 'no answer in time',
 };
 

@@ -15,7 +15,8 @@ import {
   type DeliveryRecord,
   maskHeaders,
 } from '../../lib/aws/delivery-log/index.js';
-import { deliveryHeaders, type Forge, resolvePreset } from '../../lib/webhooks/index.js';
+import type { Forge } from '../../lib/webhooks/index.js';
+import { replayHeaders } from '../../lib/webhooks/replay-headers.js';
 import { exampleDeliveries, forgeSample, signForgeDelivery } from '../sample-deliveries.js';
 import { type InspectorRule, loadRules, matchedRules } from './rules.js';
 
@@ -61,16 +62,6 @@ const SECURITY_HEADERS = {
   'referrer-policy': 'no-referrer',
   'cache-control': 'no-store',
 };
-/** Headers the HTTP client sets itself on a replay. */
-const TRANSPORT_HEADERS = new Set([
-  'host',
-  'content-length',
-  'connection',
-  'keep-alive',
-  'transfer-encoding',
-  'expect',
-  'upgrade',
-]);
 /** The live view reads this far back: the poll stays one day's shards, whatever the TTL. */
 const LIVE_WINDOW_MS = 15 * 60 * 1000;
 const MAX_REQUEST_BYTES = 16 * 1024;
@@ -265,23 +256,13 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     // The log keeps the exact body and headers but never a signature value: the masked signature headers are
     // signed again with the source's secret, as the forge would for a redelivery; the signature covers the body
     // only, so a fresh delivery id needs nothing else changed.
-    const preset = resolvePreset(source.forge);
     const id = freshId ? randomUUID() : deliveryId;
-    const signed = deliveryHeaders(source.secret, original.body, { forge: source.forge, name: 'replay', id });
-    const signatureHeaders = new Set(preset.signatures.map((signature) => signature.header));
-    const idHeaders = new Set(preset.deliveryHeaders);
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(original.headers ?? {})) {
-      if (TRANSPORT_HEADERS.has(name)) continue;
-      if (signatureHeaders.has(name)) {
-        const fresh = signed[name];
-        if (fresh !== undefined) headers[name] = fresh;
-      } else if (idHeaders.has(name)) {
-        headers[name] = id;
-      } else if (!value.includes('[masked]')) {
-        headers[name] = value;
-      }
-    }
+    const headers = replayHeaders(original.headers ?? {}, original.body, {
+      secret: source.secret,
+      forge: source.forge,
+      id,
+      signMissing: false,
+    });
     const answer = await post(source.url, headers, original.body);
     return { deliveryId: id, source: source.name, ...answer };
   };

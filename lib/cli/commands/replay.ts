@@ -3,7 +3,8 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
 import { type Command, Option } from 'commander';
 import type { DeliveryDetails } from '../../aws/delivery-log/index.js';
-import { deliveryHeaders, type Forge, Forges, resolvePreset } from '../../webhooks/index.js';
+import { type Forge, Forges } from '../../webhooks/index.js';
+import { replayHeaders } from '../../webhooks/replay-headers.js';
 import { archiveReplay, busArnOf, replayName, republish } from '../aws-replay.js';
 import {
   addLogOptions,
@@ -15,6 +16,7 @@ import {
   resolveLogTarget,
 } from '../delivery-log.js';
 import { CliError, ExitCodes } from '../errors.js';
+import { postDelivery } from '../http.js';
 import { resolveTarget } from '../local-stack.js';
 import { formatBytes, paint, print, printJson, type Spinner, startSpinner } from '../output.js';
 import { eventLabel, getDelivery } from './deliveries.js';
@@ -34,17 +36,6 @@ interface ReplayOptions extends LogOptions {
   wait: boolean;
   json?: boolean;
 }
-
-/** Headers the HTTP client sets itself; a replay never copies them. */
-const TRANSPORT_HEADERS = new Set([
-  'host',
-  'content-length',
-  'connection',
-  'keep-alive',
-  'transfer-encoding',
-  'expect',
-  'upgrade',
-]);
 
 /** How often a running archive replay is polled. */
 const POLL_MS = 3_000;
@@ -140,36 +131,26 @@ async function replayLocal(
       `${paint('bold', 'POST')} ${target.url}  ${paint('cyan', eventLabel(original))}  ${paint('dim', `${forge}, delivery ${id}${id === details.deliveryId ? '' : ` (was ${details.deliveryId})`}, ${formatBytes(body.byteLength)}`)}`,
     );
   }
-  const started = performance.now();
-  const spinner = startSpinner(`POST ${target.url}`);
-  let response: Response;
-  let text: string;
-  try {
-    response = await fetch(target.url, {
-      method: 'POST',
-      headers,
-      body,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(options.timeout),
-    });
-    text = await response.text();
-  } catch (error) {
-    const hint = target.local ? ' (is "npm start" running?)' : '';
-    const timedOut =
-      error instanceof DOMException && (error.name === 'TimeoutError' || error.name === 'AbortError');
-    const code = ((error as { cause?: { code?: unknown } }).cause?.code as string | undefined) ?? undefined;
-    const reason = timedOut
-      ? `no answer within ${options.timeout} ms`
-      : code === 'ECONNREFUSED'
-        ? 'connection refused'
-        : (code ?? 'request failed').toLowerCase();
-    throw new CliError(`could not reach ${target.url}: ${reason}${hint}`, ExitCodes.unreachable, {
-      cause: error,
-    });
-  } finally {
-    spinner.stop();
-  }
-  const durationMs = Math.round(performance.now() - started);
+  const { response, text, durationMs } = await postDelivery(
+    target.url,
+    headers,
+    body,
+    options.timeout,
+    (error) => {
+      const hint = target.local ? ' (is "npm start" running?)' : '';
+      const timedOut =
+        error instanceof DOMException && (error.name === 'TimeoutError' || error.name === 'AbortError');
+      const code = ((error as { cause?: { code?: unknown } }).cause?.code as string | undefined) ?? undefined;
+      const reason = timedOut
+        ? `no answer within ${options.timeout} ms`
+        : code === 'ECONNREFUSED'
+          ? 'connection refused'
+          : (code ?? 'request failed').toLowerCase();
+      return new CliError(`could not reach ${target.url}: ${reason}${hint}`, ExitCodes.unreachable, {
+        cause: error,
+      });
+    },
+  );
   const parsed = parseJson(text);
   if (options.json) {
     printJson({
@@ -207,41 +188,7 @@ export function sourceSecret(secret: string, source: string): string {
   return source === 'default' ? secret : `${secret}-${source}`;
 }
 
-/**
- * The headers of a replay: the stored ones as received, but the transport headers, the masked signature
- * headers signed again over the same body with `secret` as `forge` signs, and the delivery id header set to `id`.
- */
-export function replayHeaders(
-  stored: Record<string, string>,
-  body: Uint8Array,
-  options: { secret: string; forge: Forge; id: string },
-): Record<string, string> {
-  const preset = resolvePreset(options.forge);
-  const signed = deliveryHeaders(options.secret, body, {
-    forge: options.forge,
-    name: 'replay',
-    id: options.id,
-  });
-  const signatureHeaders = new Set(preset.signatures.map((signature) => signature.header));
-  const idHeaders = new Set(preset.deliveryHeaders);
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(stored)) {
-    if (TRANSPORT_HEADERS.has(name)) continue;
-    if (signatureHeaders.has(name)) {
-      const fresh = signed[name];
-      if (fresh !== undefined) headers[name] = fresh;
-    } else if (idHeaders.has(name)) {
-      headers[name] = options.id;
-    } else if (!value.includes('[masked]')) {
-      headers[name] = value;
-    }
-  }
-  // A delivery logged without its signature header (a refused one) is signed the preset's way all the same.
-  for (const header of signatureHeaders)
-    if (headers[header] === undefined && signed[header] !== undefined)
-      headers[header] = signed[header] as string;
-  return headers;
-}
+export { replayHeaders };
 
 function forgeOf(value: string | undefined): Forge {
   return value !== undefined && (Forges as readonly string[]).includes(value) ? (value as Forge) : 'generic';

@@ -4,8 +4,9 @@ import { deliveryHeaders, type Forge, Forges } from '../../webhooks/index.js';
 import { CliError, ExitCodes } from '../errors.js';
 import { type EventName, findSample, forgeSpelling, parseEventName } from '../events.js';
 import { readPayloadFile } from '../files.js';
+import { NETWORK_REASONS, postDelivery } from '../http.js';
 import { resolveTarget, type Target } from '../local-stack.js';
-import { formatBytes, paint, print, printJson, startSpinner } from '../output.js';
+import { formatBytes, paint, print, printJson } from '../output.js';
 
 interface SendOptions {
   file?: string;
@@ -85,25 +86,13 @@ async function send(name: string, options: SendOptions, version: string): Promis
       `${paint('bold', 'POST')} ${target.url}  ${paint('cyan', event.full)}  ${paint('dim', `${options.forge}, delivery ${id}, ${formatBytes(body.byteLength)}`)}`,
     );
   }
-  const started = performance.now();
-  const spinner = startSpinner(`POST ${target.url}`);
-  let response: Response;
-  let text: string;
-  try {
-    response = await fetch(target.url, {
-      method: 'POST',
-      headers,
-      body,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(options.timeout),
-    });
-    text = await response.text();
-  } catch (error) {
-    throw unreachable(target, error, options.timeout);
-  } finally {
-    spinner.stop();
-  }
-  const durationMs = Math.round(performance.now() - started);
+  const { response, text, durationMs } = await postDelivery(
+    target.url,
+    headers,
+    body,
+    options.timeout,
+    (error) => unreachable(target, error, options.timeout),
+  );
   const shown = text.length > MAX_RESPONSE_CHARS ? `${text.slice(0, MAX_RESPONSE_CHARS)}...` : text;
   if (options.json) {
     printJson({
@@ -151,16 +140,7 @@ function unreachable(target: Target, error: unknown, timeout: number): CliError 
   const cause =
     error instanceof Error ? (error.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
   const code = typeof cause?.code === 'string' ? cause.code : undefined;
-  const reasons: Record<string, string> = {
-    ECONNREFUSED: 'connection refused',
-    ECONNRESET: 'connection reset',
-    ENOTFOUND: 'host not found',
-    EAI_AGAIN: 'host not found',
-    ETIMEDOUT: 'connection timed out',
-    EHOSTUNREACH: 'host unreachable',
-    ENETUNREACH: 'network unreachable',
-    UND_ERR_SOCKET: 'connection closed',
-  };
+  const reasons: Record<string, string> = { ...NETWORK_REASONS, UND_ERR_SOCKET: 'connection closed' };
   const reason =
     (code !== undefined ? reasons[code] : undefined) ??
     (typeof cause?.message === 'string' ? cause.message : undefined) ??
