@@ -2,7 +2,7 @@
 // `show` and `replay` against DynamoDB Local holding records written through DeliveryLog.record (the table of
 // infra/tables.ts), replays to a real node:http receiver on 127.0.0.1 verifying each delivery with
 // lib/webhooks' readDelivery, and `dev --proxy` relaying a local proxy channel (test/helpers/sse-server.ts).
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
@@ -19,32 +19,20 @@ import {
 } from '../../../lib/webhooks/index.js';
 import { createTable } from '../../../local-stack/dynamodb.js';
 import { useDynamoDbLocal } from '../../helpers/aws-local.js';
+import { BIN, cleanCliEnv, expectOneLineError, NODE, ROOT, type Run, runCli } from '../../helpers/cli.js';
 import { type SseServer, startSseServer } from '../../helpers/sse-server.js';
 
-const root = new URL('../../../', import.meta.url).pathname;
-const NODE = join(root, 'node_modules/.bin/node');
-const BIN = join(root, 'bin/forgebridge.js');
 const SECRET = 'cli-log-test-secret-81c4';
 
 const ddb = useDynamoDbLocal();
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 /** The CLI's environment: no colours, no local stack or AWS settings of the machine running the tests. */
 function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
-  for (const name of Object.keys(env)) {
-    if (name.startsWith('FORGEBRIDGE_') || name.startsWith('AWS_') || name === 'FORCE_COLOR')
-      delete env[name];
-  }
+  const env = cleanCliEnv();
   // No credentials anywhere (nor the instance metadata service): a deployed stage must say so in one line.
   Object.assign(env, {
-    AWS_SHARED_CREDENTIALS_FILE: join(root, '.tmp/no-such-aws-credentials'),
-    AWS_CONFIG_FILE: join(root, '.tmp/no-such-aws-config'),
+    AWS_SHARED_CREDENTIALS_FILE: join(ROOT, '.tmp/no-such-aws-credentials'),
+    AWS_CONFIG_FILE: join(ROOT, '.tmp/no-such-aws-config'),
     AWS_EC2_METADATA_DISABLED: 'true',
     ...extra,
   });
@@ -52,28 +40,7 @@ function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 }
 
 function run(args: string[], extra: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = execFile(
-      NODE,
-      [BIN, ...args],
-      { env: cliEnv(extra), timeout: 30_000 },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
-        resolve({ code, stdout, stderr });
-      },
-    );
-    child.stdin?.end();
-  });
-}
-
-function expectOneLineError(result: Run, code: number, message: string | RegExp): void {
-  expect(result.code).toBe(code);
-  const lines = result.stderr.split('\n').filter((line) => line.length > 0);
-  expect(lines).toHaveLength(1);
-  expect(lines[0]).toMatch(/^forgebridge: /);
-  expect(lines[0]).toMatch(message);
-  expect(result.stderr).not.toMatch(/^\s+at /m);
-  expect(result.stderr).not.toMatch(/Error:|\.ts:\d+/);
+  return runCli(args, cliEnv(extra));
 }
 
 interface Received {

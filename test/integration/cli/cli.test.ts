@@ -1,6 +1,5 @@
 // The `forgebridge` CLI run as a process (the pinned node and bin/forgebridge.js), against a real node:http
 // receiver on 127.0.0.1 that verifies every delivery with lib/webhooks' readDelivery, as a receiver would.
-import { execFile } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,17 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type DeliveryResult, type Forge, Forges, readDelivery } from '../../../lib/webhooks/index.js';
+import { expectOneLineError, type Run, runCli } from '../../helpers/cli.js';
 
-const root = new URL('../../../', import.meta.url).pathname;
-const NODE = join(root, 'node_modules/.bin/node');
-const BIN = join(root, 'bin/forgebridge.js');
 const SECRET = 'cli-test-secret-5b2e';
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 /** Runs the CLI with no colours and none of the local stack's variables; `input` goes to stdin. */
 function run(args: string[], options: { env?: Record<string, string>; input?: string } = {}): Promise<Run> {
@@ -33,24 +24,7 @@ function run(args: string[], options: { env?: Record<string, string>; input?: st
   ]) {
     if (options.env?.[name] === undefined) delete env[name];
   }
-  return new Promise((resolve) => {
-    const child = execFile(NODE, [BIN, ...args], { env, timeout: 30_000 }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin?.end(options.input ?? '');
-  });
-}
-
-/** A bad-input answer: the exit code, one line on stderr naming the problem, no stack frame. */
-function expectOneLineError(result: Run, code: number, message: string | RegExp): void {
-  expect(result.code).toBe(code);
-  const lines = result.stderr.split('\n').filter((line) => line.length > 0);
-  expect(lines).toHaveLength(1);
-  expect(lines[0]).toMatch(/^forgebridge: /);
-  expect(lines[0]).toMatch(message);
-  expect(result.stderr).not.toMatch(/^\s+at /m);
-  expect(result.stderr).not.toMatch(/Error:|\.ts:\d+/);
+  return runCli(args, env, options.input);
 }
 
 interface Received {

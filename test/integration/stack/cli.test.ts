@@ -7,22 +7,12 @@
 // The stack runs on free ports, so the CLI is pointed at it with FORGEBRIDGE_WEBHOOK_URL / _SECRET /
 // FORGEBRIDGE_DYNAMODB_ENDPOINT / FORGEBRIDGE_DELIVERIES_TABLE (and, in one test, the equivalent options)
 // instead of the `.tmp/local-stack.json` that `npm start` writes, which a running `npm start` may own.
-import { execFile } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
-import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../../helpers/browser.js';
+import { cleanCliEnv, type Run, runCli } from '../../helpers/cli.js';
 import { startTestStack, type TestStack } from '../../helpers/stack.js';
-
-const root = new URL('../../../', import.meta.url).pathname;
-const NODE = join(root, 'node_modules/.bin/node');
-const BIN = join(root, 'bin/forgebridge.js');
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 /** A record as `deliveries --json` and `show --json` print it. */
 interface JsonRecord {
@@ -58,21 +48,7 @@ let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
-  [t, browser] = await Promise.all([
-    startTestStack(),
-    chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    }),
-  ]);
+  [t, browser] = await Promise.all([startTestStack(), launchChromium()]);
   page = await browser.newPage();
 }, 150_000);
 
@@ -86,11 +62,7 @@ afterAll(async () => {
  * started stack's webhook URL, secret, DynamoDB endpoint and deliveries table.
  */
 function cliEnv(stack: boolean): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
-  for (const name of Object.keys(env)) {
-    if (name.startsWith('FORGEBRIDGE_') || name.startsWith('AWS_') || name === 'FORCE_COLOR')
-      delete env[name];
-  }
+  const env = cleanCliEnv();
   if (!stack) return env;
   return {
     ...env,
@@ -103,18 +75,7 @@ function cliEnv(stack: boolean): NodeJS.ProcessEnv {
 
 /** Runs `forgebridge <args>`; `stack: false` leaves the stack's variables out (options must name it). */
 function run(args: string[], options: { stack?: boolean } = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = execFile(
-      NODE,
-      [BIN, ...args],
-      { env: cliEnv(options.stack ?? true), timeout: 30_000 },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
-        resolve({ code, stdout, stderr });
-      },
-    );
-    child.stdin?.end();
-  });
+  return runCli(args, cliEnv(options.stack ?? true));
 }
 
 /** Runs a `--json` command that must succeed and parses its output. */

@@ -5,9 +5,10 @@
 // secret or a signature value. The screenshot of the finished page is docs/inspector.png (the README shows it).
 import { createHmac } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleDelivery } from '../../../local-stack/sample-deliveries.js';
+import { launchChromium } from '../../helpers/browser.js';
 import { startTestStack, type TestStack } from '../../helpers/stack.js';
 
 const SCREENSHOT = fileURLToPath(new URL('../../../docs/inspector.png', import.meta.url));
@@ -17,21 +18,7 @@ let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
-  [t, browser] = await Promise.all([
-    startTestStack(),
-    chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    }),
-  ]);
+  [t, browser] = await Promise.all([startTestStack(), launchChromium()]);
   page = await browser.newPage({ viewport: { width: 1400, height: 820 } });
 });
 
