@@ -1,5 +1,8 @@
 // The `forgebridge` CLI run as a process: the pinned node and bin/forgebridge.js, its exit code and output.
 import { execFile } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 
@@ -9,6 +12,22 @@ export const ROOT = new URL('../../', import.meta.url).pathname;
 export const NODE = join(ROOT, 'node_modules/.bin/node');
 /** The CLI's entry point. */
 export const BIN = join(ROOT, 'bin/forgebridge.js');
+
+/** No AWS credentials anywhere (nor the instance metadata service): a deployed stage must say so in one line. */
+export const NO_AWS_CREDENTIALS = {
+  AWS_SHARED_CREDENTIALS_FILE: join(ROOT, '.tmp/no-such-aws-credentials'),
+  AWS_CONFIG_FILE: join(ROOT, '.tmp/no-such-aws-config'),
+  AWS_EC2_METADATA_DISABLED: 'true',
+};
+
+/** A port on 127.0.0.1 nothing listens on (it was free a moment ago). */
+export async function closedPort(): Promise<number> {
+  const closed = createServer().listen(0, '127.0.0.1');
+  await once(closed, 'listening');
+  const port = (closed.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => closed.close(() => resolve()));
+  return port;
+}
 
 /** A finished CLI process. */
 export interface Run {

@@ -7,7 +7,6 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { TableDefinitions } from '../../../infra/tables.js';
 import { DeliveryLog, type DeliveryLogEntry } from '../../../lib/aws/delivery-log/index.js';
@@ -19,7 +18,16 @@ import {
 } from '../../../lib/webhooks/index.js';
 import { createTable } from '../../../local-stack/dynamodb.js';
 import { useDynamoDbLocal } from '../../helpers/aws-local.js';
-import { BIN, cleanCliEnv, expectOneLineError, NODE, ROOT, type Run, runCli } from '../../helpers/cli.js';
+import {
+  BIN,
+  cleanCliEnv,
+  expectOneLineError,
+  closedPort as freePort,
+  NO_AWS_CREDENTIALS,
+  NODE,
+  type Run,
+  runCli,
+} from '../../helpers/cli.js';
 import { type SseServer, startSseServer } from '../../helpers/sse-server.js';
 
 const SECRET = 'cli-log-test-secret-81c4';
@@ -29,13 +37,7 @@ const ddb = useDynamoDbLocal();
 /** The CLI's environment: no colours, no local stack or AWS settings of the machine running the tests. */
 function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = cleanCliEnv();
-  // No credentials anywhere (nor the instance metadata service): a deployed stage must say so in one line.
-  Object.assign(env, {
-    AWS_SHARED_CREDENTIALS_FILE: join(ROOT, '.tmp/no-such-aws-credentials'),
-    AWS_CONFIG_FILE: join(ROOT, '.tmp/no-such-aws-config'),
-    AWS_EC2_METADATA_DISABLED: 'true',
-    ...extra,
-  });
+  Object.assign(env, NO_AWS_CREDENTIALS, extra);
   return env;
 }
 
@@ -198,10 +200,7 @@ beforeAll(async () => {
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const closed = createServer().listen(0, '127.0.0.1');
-  await once(closed, 'listening');
-  closedPort = (closed.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => closed.close(() => resolve()));
+  closedPort = await freePort();
 });
 
 afterAll(async () => {

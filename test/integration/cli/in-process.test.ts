@@ -24,20 +24,19 @@ import {
 import { createTable } from '../../../local-stack/dynamodb.js';
 import { type LocalS3, startS3 } from '../../../local-stack/s3.js';
 import { useDynamoDbLocal } from '../../helpers/aws-local.js';
+import {
+  expectOneLineError,
+  closedPort as freePort,
+  NO_AWS_CREDENTIALS,
+  type Run,
+} from '../../helpers/cli.js';
 import { type FaultEventBridge, startFaultEventBridge } from '../../helpers/fault-eventbridge.js';
 import { type SseServer, startSseServer } from '../../helpers/sse-server.js';
 
-const root = new URL('../../../', import.meta.url).pathname;
 const SECRET = 'cli-in-process-secret-3f9a';
 const MINUTE = 60_000;
 
 const ddb = useDynamoDbLocal();
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 interface Started {
   done: Promise<Run>;
@@ -57,9 +56,7 @@ function start(args: string[], env: Record<string, string> = {}): Started {
   }
   Object.assign(process.env, {
     NO_COLOR: '1',
-    AWS_SHARED_CREDENTIALS_FILE: join(root, '.tmp/no-such-aws-credentials'),
-    AWS_CONFIG_FILE: join(root, '.tmp/no-such-aws-config'),
-    AWS_EC2_METADATA_DISABLED: 'true',
+    ...NO_AWS_CREDENTIALS,
     ...env,
   });
   let stdout = '';
@@ -95,17 +92,6 @@ function start(args: string[], env: Record<string, string> = {}): Started {
 
 function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
   return start(args, env).done;
-}
-
-/** A bad-input answer: the exit code, one line on stderr naming the problem, no stack frame. */
-function expectOneLineError(result: Run, code: number, message: string | RegExp): void {
-  expect(result.code).toBe(code);
-  const lines = result.stderr.split('\n').filter((line) => line.length > 0);
-  expect(lines).toHaveLength(1);
-  expect(lines[0]).toMatch(/^forgebridge: /);
-  expect(lines[0]).toMatch(message);
-  expect(result.stderr).not.toMatch(/^\s+at /m);
-  expect(result.stderr).not.toMatch(/Error:|\.ts:\d+/);
 }
 
 interface Received {
@@ -184,10 +170,7 @@ beforeAll(async () => {
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const closed = createServer().listen(0, '127.0.0.1');
-  await once(closed, 'listening');
-  closedPort = (closed.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => closed.close(() => resolve()));
+  closedPort = await freePort();
 
   endpoint = ddb.endpoint;
   tableName = `deliveries-${randomUUID().slice(0, 8)}`;
