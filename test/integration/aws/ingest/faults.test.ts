@@ -489,7 +489,16 @@ describe(`the ingest under injected faults (${DELIVERIES} deliveries, concurrenc
     expect(figures.queued).toBeGreaterThan(0);
     expect(queueFailures).toBeGreaterThan(0);
     expect(figures.unkept).toBe(0);
-    expect(figures).toMatchObject({ lost: 0, doubled: 0, otherFailures: 0 });
+    expect(figures).toMatchObject({ lost: 0, otherFailures: 0 });
+    // A queue write whose reply never came (the SDK timed out on a busy DynamoDB, or ran out of retries after the
+    // put had landed) is answered 503 although the record exists: the forge's redelivery publishes the delivery,
+    // and the retrier publishes the record too. Each such double is a queue record of a delivery that was not
+    // answered "queued": never more doubles than those records (seen: 1 of 1000 on a loaded machine, 0 idle).
+    const orphanRecords = figures.retrierPublished - figures.queued;
+    console.log(
+      `(d) queue records of deliveries answered 503: ${orphanRecords}, doubled: ${figures.doubled}`,
+    );
+    expect(figures.doubled).toBeLessThanOrEqual(Math.max(0, orphanRecords));
   });
 
   it('(e) 5% of PutEvents replies lost (item 13): the doubled rate is measured, not hidden, and bounded', async () => {
