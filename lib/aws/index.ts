@@ -1,7 +1,8 @@
 /**
  * The AWS-facing pieces of forgebridge: webhook ingest onto EventBridge (dedupe, claim check, retries),
  * subscriber-side resolution, the delivery log, webhook secrets from SSM, and the DynamoDB token store with its
- * scheduled refresh. What handlers and users need; deeper paths are private (tests reach them directly).
+ * scheduled refresh, and the composition root of each function (`createIngestHandler()` and its siblings: a
+ * handler is one line). What handlers and users need; deeper paths are private (tests reach them directly).
  */
 
 export { AwsDefaults, type AwsErrorCode, AwsErrorCodes, QueueMetrics } from './constants.js';
@@ -36,6 +37,26 @@ export {
   TokenStoreConflictError,
   TokenStoreError,
 } from './errors.js';
+export { createForgeApi, type ForgeApi, type ForgeApiOptions } from './handlers/forge-api.js';
+export {
+  createIngestHandler,
+  type IngestClients,
+  type IngestHandlerOptions,
+  type IngestLambdaHandler,
+} from './handlers/ingest.js';
+export {
+  createRedriveHandler,
+  type RedriveClients,
+  type RedriveHandlerOptions,
+} from './handlers/redrive.js';
+export { createRefreshHandler, type RefreshHandlerOptions } from './handlers/refresh.js';
+export {
+  createSubscriberHandler,
+  type SubscriberContext,
+  type SubscriberEvents,
+  type SubscriberHandlerOptions,
+  type SubscriberLambdaHandler,
+} from './handlers/subscriber.js';
 export {
   DEFAULT_WEBHOOK_SOURCE,
   type DeliveryLogConfig,

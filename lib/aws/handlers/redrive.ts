@@ -1,0 +1,87 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { S3Client } from '@aws-sdk/client-s3';
+import middy from '@middy/core';
+import type { Context } from 'aws-lambda';
+import { AwsDefaults } from '../constants.js';
+import { type Env, sdkTimeouts } from '../env.js';
+import { type RedriveConfig, readRedriveConfig } from '../ingest/config.js';
+import type { PublisherLike } from '../ingest/ingest.js';
+import { EventPublisher } from '../ingest/publisher.js';
+import { DeliveryQueue } from '../ingest/queue.js';
+import { type RedriveReport, redriveQueue } from '../ingest/redrive.js';
+import type { LoggerLike } from '../types.js';
+
+/** The SDK clients the retrier talks through; each one not given is built with its timeouts. */
+export interface RedriveClients {
+  dynamodb?: DynamoDBClient | undefined;
+  /** Built with `maxAttempts: 1`: the publisher retries `PutEvents` itself, within its budget. */
+  eventBridge?: EventBridgeClient | undefined;
+  s3?: S3Client | undefined;
+}
+
+/** Options of {@link createRedriveHandler}; every one has a default read from the environment. */
+export interface RedriveHandlerOptions {
+  /** Where the configuration is read from. Default `process.env`. */
+  env?: Env | undefined;
+  /** The configuration itself, instead of reading it from `env`. */
+  config?: RedriveConfig | undefined;
+  clients?: RedriveClients | undefined;
+  /** A Powertools `Logger` (Lambda context added) or any {@link LoggerLike}. Default: service `forgebridge-redrive`. */
+  logger?: LoggerLike | undefined;
+  /** Default: an `EventPublisher` on the configured bus and bucket, as the ingest's. */
+  publisher?: PublisherLike | undefined;
+  /** Default: the `DeliveryQueue` on the dedupe table the ingest writes to. */
+  queue?: DeliveryQueue | undefined;
+}
+
+/**
+ * Builds the scheduled retrier: each run publishes the due deliveries of the queue the ingest wrote (each once
+ * across concurrent runs), taking a record only while a whole publish budget and its writes fit in the time
+ * left; a run that finds the bus still down returns normally and the records wait for the next run.
+ *
+ * @example
+ * ```ts
+ * export const handler = createRedriveHandler();
+ * ```
+ */
+export function createRedriveHandler(options: RedriveHandlerOptions = {}) {
+  const config = options.config ?? readRedriveConfig(options.env ?? process.env);
+  const logger = options.logger ?? new Logger({ serviceName: 'forgebridge-redrive' });
+  const quick = sdkTimeouts(config.requestTimeoutMs);
+  const clients = options.clients ?? {};
+  const s3 = clients.s3 ?? new S3Client(sdkTimeouts(Math.max(config.requestTimeoutMs, 5_000)));
+  const publisher =
+    options.publisher ??
+    new EventPublisher({
+      ...config.publisher,
+      eventBridge: clients.eventBridge ?? new EventBridgeClient({ ...quick, maxAttempts: 1 }),
+      s3,
+      logger,
+    });
+  const queue =
+    options.queue ??
+    new DeliveryQueue({
+      client: clients.dynamodb ?? new DynamoDBClient(quick),
+      tableName: config.tableName,
+      s3,
+      bucket: config.publisher.bucket,
+    });
+  // A record is taken only with time for a whole publish budget and its writes left.
+  const reserveMs = (config.publisher.budgetMs ?? AwsDefaults.publishBudgetMs) + 2 * config.requestTimeoutMs;
+
+  const run = (_event: unknown, context: Context): Promise<RedriveReport> =>
+    redriveQueue({
+      queue,
+      publisher,
+      logger,
+      ...config.queue,
+      reserveMs,
+      remainingMs: () => context.getRemainingTimeInMillis(),
+    });
+  const chain = middy(run);
+  if (logger instanceof Logger) chain.use(injectLambdaContext(logger));
+  return chain;
+}

@@ -1,0 +1,94 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import middy from '@middy/core';
+import type { Context, EventBridgeEvent } from 'aws-lambda';
+import { createEventHandler } from '../../webhooks/index.js';
+import { DeliveryLog, withDeliveryReport } from '../delivery-log/index.js';
+import { type Env, sdkTimeouts } from '../env.js';
+import { readDeliveryLogConfig } from '../ingest/config.js';
+import { createSubscriber } from '../ingest/subscriber.js';
+import type { DeliveryDetail, LoggerLike } from '../types.js';
+
+/** The event handler a subscriber registers on: lib/webhooks' `createEventHandler()`. */
+export type SubscriberEvents = ReturnType<typeof createEventHandler>;
+
+/** What {@link SubscriberHandlerOptions.register} is given besides the event handler. */
+export interface SubscriberContext {
+  /** The function's logger (a Powertools `Logger` unless another was given). */
+  logger: LoggerLike;
+}
+
+/** Options of {@link createSubscriberHandler}; every one has a default read from the environment. */
+export interface SubscriberHandlerOptions {
+  /**
+   * Registers the subscriber's handlers: `(events) => events.on('issues.opened', ...)`. Without it every
+   * delivery is resolved and logged (`delivery received`) only.
+   */
+  register?: ((events: SubscriberEvents, context: SubscriberContext) => void) | undefined;
+  /** The subscriber's name in the delivery log. Default: the function's own (`AWS_LAMBDA_FUNCTION_NAME`), else `subscriber`. */
+  name?: string | undefined;
+  /** Where the configuration is read from. Default `process.env`. */
+  env?: Env | undefined;
+  /** `s3` reads claim-checked payloads, `dynamodb` writes the delivery report; each built when not given. */
+  clients?: { s3?: S3Client | undefined; dynamodb?: DynamoDBClient | undefined } | undefined;
+  /** A Powertools `Logger` (Lambda context added) or any {@link LoggerLike}. Default: service `forgebridge-subscriber`. */
+  logger?: LoggerLike | undefined;
+  /**
+   * Where the outcome is reported. Default: the delivery log of `FORGEBRIDGE_DELIVERIES_TABLE`, no report without
+   * it; `false` turns it off.
+   */
+  deliveryLog?: Pick<DeliveryLog, 'recordSubscriber'> | false | undefined;
+}
+
+/** The subscriber's Lambda handler: one EventBridge event of the bus in. */
+export type SubscriberLambdaHandler = (
+  event: EventBridgeEvent<string, DeliveryDetail>,
+  context: Context,
+) => Promise<void>;
+
+/**
+ * Builds a subscriber Lambda: it resolves each delivery from its EventBridge event (through the S3 claim check
+ * when there is one), dispatches it to the handlers `register` added, logs `delivery received` once they
+ * succeeded, and, when the delivery log's table is set, reports its outcome (ok / error and duration) there
+ * under the function's name. A handler's error fails the invocation, so EventBridge retries it.
+ *
+ * @example
+ * ```ts
+ * export const handler = createSubscriberHandler({
+ *   register: (events, { logger }) => events.on('push', ({ id }) => logger.info('pushed', { delivery: id })),
+ * });
+ * ```
+ */
+export function createSubscriberHandler(options: SubscriberHandlerOptions = {}): SubscriberLambdaHandler {
+  const env = options.env ?? process.env;
+  const logConfig = options.deliveryLog === undefined ? readDeliveryLogConfig(env) : undefined;
+  const logger = options.logger ?? new Logger({ serviceName: 'forgebridge-subscriber' });
+  const s3 = options.clients?.s3 ?? new S3Client(sdkTimeouts());
+  const events = createEventHandler();
+  options.register?.(events, { logger });
+  const receive = createSubscriber({ events, logger, s3 });
+  const chain = middy(async (event: EventBridgeEvent<string, DeliveryDetail>) => {
+    await receive(event);
+  });
+  if (logger instanceof Logger) chain.use(injectLambdaContext(logger));
+  const report =
+    options.deliveryLog === false
+      ? undefined
+      : (options.deliveryLog ??
+        (logConfig === undefined
+          ? undefined
+          : new DeliveryLog({
+              client: options.clients?.dynamodb ?? new DynamoDBClient(sdkTimeouts()),
+              tableName: logConfig.tableName,
+              ttlSeconds: logConfig.ttlSeconds,
+            })));
+  if (report === undefined) return chain;
+  return withDeliveryReport(chain, {
+    // The function's own name (`forgebridge-prod-onIssuesOpened`): the log's row names who received it.
+    name: options.name ?? env.AWS_LAMBDA_FUNCTION_NAME ?? 'subscriber',
+    deliveryLog: report,
+    logger,
+  });
+}
