@@ -1,6 +1,13 @@
 /**
  * Signed webhook deliveries for the lib/aws tests, as the forge would post them.
  */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  createIngestHandler,
+  type IngestHandlerOptions,
+  type LoggerLike,
+  type PublisherLike,
+} from '../../lib/aws/index.js';
 import { sign } from '../../lib/webhooks/index.js';
 
 /** The development secret of the aws tests. */
@@ -28,4 +35,28 @@ export function signedDelivery(
     },
     body,
   };
+}
+
+/** A logger that drops every line (the tests that need lines keep their own). */
+export const quietLogger: LoggerLike = { info() {}, warn() {}, error() {} };
+
+/**
+ * The ingest as the function builds it (`createIngestHandler`), on a dedupe table of DynamoDB Local, verifying
+ * with {@link TEST_SECRET}; the publisher (and the queue) are the test's.
+ */
+export function testIngest(options: {
+  tableName: string;
+  dynamodb: DynamoDBClient;
+  publisher: PublisherLike;
+  queue?: IngestHandlerOptions['queue'];
+  logger?: LoggerLike;
+}) {
+  return createIngestHandler({
+    env: { FORGEBRIDGE_BUS_NAME: 'forge', FORGEBRIDGE_DEDUPE_TABLE: options.tableName },
+    clients: { dynamodb: options.dynamodb },
+    publisher: options.publisher,
+    queue: options.queue,
+    secret: TEST_SECRET,
+    logger: options.logger ?? quietLogger,
+  });
 }

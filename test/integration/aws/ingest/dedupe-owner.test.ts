@@ -5,12 +5,10 @@ import { once } from 'node:events';
 import { createServer, request, type Server } from 'node:http';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import middy from '@middy/core';
-import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createIngest, type Delivery, forgeWebhook, webhookErrors } from '../../../../lib/aws/index.js';
-import { signedDelivery, TEST_SECRET } from '../../../helpers/aws-delivery.js';
+import type { Delivery } from '../../../../lib/aws/index.js';
+import { signedDelivery, testIngest } from '../../../helpers/aws-delivery.js';
 import { useDynamoDbLocal } from '../../../helpers/aws-local.js';
 
 const ddb = useDynamoDbLocal();
@@ -70,10 +68,7 @@ function ingest(tableName: string, published: Delivery[]) {
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
   const publisher = { publish: async (delivery: Delivery) => void published.push(delivery) };
-  return middy(createIngest({ publisher, dedupe: { client, tableName } }))
-    .use(forgeWebhook({ secret: TEST_SECRET }))
-    .use(httpJsonBodyParser())
-    .use(webhookErrors());
+  return testIngest({ tableName, dynamodb: client, publisher });
 }
 
 async function post(handler: ReturnType<typeof ingest>, id: string) {
@@ -110,20 +105,16 @@ describe('the dedupe when the reply to its own conditional put is lost', () => {
     const { dedupe } = await ddb.tables();
     const published: Delivery[] = [];
     let release!: () => void;
-    const slow = middy(
-      createIngest({
-        publisher: {
-          publish: (delivery) =>
-            new Promise<void>((resolve) => {
-              release = () => resolve(void published.push(delivery));
-            }),
-        },
-        dedupe: { client: ddb.client(), tableName: dedupe },
-      }),
-    )
-      .use(forgeWebhook({ secret: TEST_SECRET }))
-      .use(httpJsonBodyParser())
-      .use(webhookErrors());
+    const slow = testIngest({
+      tableName: dedupe,
+      dynamodb: ddb.client(),
+      publisher: {
+        publish: (delivery) =>
+          new Promise<void>((resolve) => {
+            release = () => resolve(void published.push(delivery));
+          }),
+      },
+    });
     const first = post(slow, 'd-held');
     await expect.poll(() => release, { timeout: 10_000 }).toBeTypeOf('function');
     const second = await post(ingest(dedupe, published), 'd-held');

@@ -6,20 +6,10 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import middy from '@middy/core';
-import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createIngest,
-  DeliveryQueue,
-  EventPublisher,
-  forgeWebhook,
-  type LoggerLike,
-  redriveQueue,
-  webhookErrors,
-} from '../../../../lib/aws/index.js';
-import { signedDelivery, TEST_SECRET } from '../../../helpers/aws-delivery.js';
+import { DeliveryQueue, EventPublisher, type LoggerLike, redriveQueue } from '../../../../lib/aws/index.js';
+import { signedDelivery, testIngest } from '../../../helpers/aws-delivery.js';
 import { useDynamoDbLocal } from '../../../helpers/aws-local.js';
 
 const ddb = useDynamoDbLocal();
@@ -74,10 +64,7 @@ function publisher() {
 }
 
 function ingest(tableName: string) {
-  return middy(createIngest({ publisher: publisher(), dedupe: { client: ddb.client(), tableName } }))
-    .use(forgeWebhook({ secret: TEST_SECRET }))
-    .use(httpJsonBodyParser())
-    .use(webhookErrors());
+  return testIngest({ tableName, dynamodb: ddb.client(), publisher: publisher() });
 }
 
 async function post(handler: ReturnType<typeof ingest>, id: string) {

@@ -1,23 +1,15 @@
-// The ingest's Middy chain (forgeWebhook, the JSON body parser, createIngest, webhookErrors) against DynamoDB
-// Local, with a bus endpoint that refuses connections for real.
+// The ingest as createIngestHandler assembles it (verification, the JSON body parser, createIngest,
+// webhookErrors) against DynamoDB Local, with a bus endpoint that refuses connections for real.
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import middy from '@middy/core';
-import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createIngest,
-  DeliveryQueue,
-  EventPublisher,
-  forgeWebhook,
-  webhookErrors,
-} from '../../../../lib/aws/index.js';
+import { DeliveryQueue, EventPublisher } from '../../../../lib/aws/index.js';
 import { createDedupedPublish } from '../../../../lib/aws/ingest/dedupe.js';
-import { signedDelivery, TEST_SECRET } from '../../../helpers/aws-delivery.js';
+import { signedDelivery, testIngest } from '../../../helpers/aws-delivery.js';
 import { useDynamoDbLocal } from '../../../helpers/aws-local.js';
 
 const ddb = useDynamoDbLocal();
@@ -50,10 +42,7 @@ function ingest(tableName: string) {
     budgetMs: 600,
     baseDelayMs: 20,
   });
-  return middy(createIngest({ publisher, dedupe: { client: ddb.client(), tableName } }))
-    .use(forgeWebhook({ secret: TEST_SECRET }))
-    .use(httpJsonBodyParser())
-    .use(webhookErrors());
+  return testIngest({ tableName, dynamodb: ddb.client(), publisher });
 }
 
 async function post(tableName: string, options: { id: string; secret?: string }) {
@@ -105,12 +94,7 @@ describe('the ingest chain with DynamoDB Local and an unreachable bus', () => {
       budgetMs: 300,
       baseDelayMs: 20,
     });
-    const handler = middy(
-      createIngest({ publisher, dedupe: { client: ddb.client(), tableName: dedupe }, queue }),
-    )
-      .use(forgeWebhook({ secret: TEST_SECRET }))
-      .use(httpJsonBodyParser())
-      .use(webhookErrors());
+    const handler = testIngest({ tableName: dedupe, dynamodb: ddb.client(), publisher, queue });
     const { headers, body } = signedDelivery({ action: 'opened', issue: {} }, { id: 'd-lost' });
     const event = { version: '2.0', headers, body, requestContext: { http: { method: 'POST' } } };
     const answer = (await handler(event as never, context)) as { statusCode: number };

@@ -1,5 +1,5 @@
-// Cost per delivery, counted (issue 8, item 12): every AWS command the real wiring sends — the Middy chain,
-// createIngest, EventPublisher with its claim check, Powertools Idempotency, the delivery queue and, when on, the
+// Cost per delivery, counted (issue 8, item 12): every AWS command the real wiring sends — the ingest as
+// createIngestHandler assembles it: the Middy chain, createIngest, EventPublisher with its claim check, Powertools Idempotency, the delivery queue and, when on, the
 // delivery log — with the SDK clients mocked by aws-sdk-client-mock. The integration figure over DynamoDB Local is in faults.test.ts.
 import {
   ConditionalCheckFailedException,
@@ -11,19 +11,10 @@ import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import middy from '@middy/core';
-import httpJsonBodyParser from '@middy/http-json-body-parser';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import {
-  createIngest,
-  DeliveryLog,
-  deliveryLog,
-  EventPublisher,
-  forgeWebhook,
-  webhookErrors,
-} from '../../../../lib/aws/index.js';
-import { invoke, SECRET, v2Event } from './events.js';
+import { createIngestHandler } from '../../../../lib/aws/index.js';
+import { invoke, recordingLogger, SECRET, v2Event } from './events.js';
 
 const dynamo = mockClient(DynamoDBClient);
 const documents = mockClient(DynamoDBDocumentClient);
@@ -33,26 +24,22 @@ const s3 = mockClient(S3Client);
 const MAX_ENTRY_BYTES = 4_096;
 
 function build(options: { log?: boolean } = {}) {
-  const publisher = new EventPublisher({
-    eventBridge: new EventBridgeClient({ region: 'us-east-1' }),
-    eventBusName: 'bus',
-    maxEntryBytes: MAX_ENTRY_BYTES,
-    s3: new S3Client({ region: 'us-east-1' }),
-    bucket: 'claims',
+  return createIngestHandler({
+    env: {
+      FORGEBRIDGE_BUS_NAME: 'bus',
+      FORGEBRIDGE_DEDUPE_TABLE: 'dedupe',
+      FORGEBRIDGE_MAX_ENTRY_BYTES: `${MAX_ENTRY_BYTES}`,
+      FORGEBRIDGE_BUCKET: 'claims',
+      ...(options.log === true ? { FORGEBRIDGE_DELIVERIES_TABLE: 'deliveries' } : {}),
+    },
+    clients: {
+      dynamodb: new DynamoDBClient({ region: 'us-east-1' }),
+      eventBridge: new EventBridgeClient({ region: 'us-east-1' }),
+      s3: new S3Client({ region: 'us-east-1' }),
+    },
+    secret: SECRET,
+    logger: recordingLogger(),
   });
-  const run = createIngest({
-    publisher,
-    dedupe: { client: new DynamoDBClient({ region: 'us-east-1' }), tableName: 'dedupe' },
-  });
-  const chain = middy(run);
-  if (options.log === true) {
-    const client = new DynamoDBClient({ region: 'us-east-1' });
-    chain.use(deliveryLog({ log: new DeliveryLog({ client, tableName: 'deliveries' }) }));
-  }
-  return chain
-    .use(forgeWebhook({ secret: SECRET }))
-    .use(httpJsonBodyParser())
-    .use(webhookErrors());
 }
 
 /** Every command sent, by name, across the four clients. */

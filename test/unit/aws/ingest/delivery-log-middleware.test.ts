@@ -1,5 +1,5 @@
-// deliveryLog() in the ingest's real Middy chain (deliveryLog, forgeWebhookSources, the JSON body parser,
-// webhookErrors) with the real createIngest, EventPublisher, Powertools Idempotency and DeliveryLog; every AWS
+// deliveryLog() in the ingest's real Middy chain as createIngestHandler assembles it (deliveryLog,
+// forgeWebhookSources, the JSON body parser, webhookErrors) with the real createIngest, EventPublisher, Powertools Idempotency and DeliveryLog; every AWS
 // client mocked with aws-sdk-client-mock. Each answered request must leave exactly one PutItem on the log table.
 import {
   ConditionalCheckFailedException,
@@ -12,18 +12,9 @@ import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import middy from '@middy/core';
-import httpJsonBodyParser from '@middy/http-json-body-parser';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import {
-  createIngest,
-  DeliveryLog,
-  deliveryLog,
-  EventPublisher,
-  forgeWebhookSources,
-  webhookErrors,
-} from '../../../../lib/aws/index.js';
+import { createIngestHandler, deliveryLog, EventPublisher } from '../../../../lib/aws/index.js';
 import { sign } from '../../../../lib/webhooks/index.js';
 import { type Answer, invoke, payload, recordingLogger, SECRET, v2Event } from './events.js';
 
@@ -35,39 +26,36 @@ const s3 = mockClient(S3Client);
 const LOG_TABLE = 'deliveries';
 const MAX_ENTRY_BYTES = 4_096;
 
-function build(options: { storePayload?: boolean; maxBodyBytes?: number } = {}) {
+const SOURCE_SECRETS: Record<string, string> = { default: SECRET, gitlab: 'gitlab-secret' };
+
+function build(options: { storePayload?: boolean; maxBodyBytes?: number; log?: boolean } = {}) {
   const logger = recordingLogger();
-  const client = new DynamoDBClient({ region: 'us-east-1' });
-  const publisher = new EventPublisher({
-    eventBridge: new EventBridgeClient({ region: 'us-east-1' }),
-    eventBusName: 'bus',
-    maxEntryBytes: MAX_ENTRY_BYTES,
-    s3: new S3Client({ region: 'us-east-1' }),
-    bucket: 'claims',
-    budgetMs: 100,
-    baseDelayMs: 1,
-    maxDelayMs: 2,
-  });
-  const run = createIngest({ publisher, dedupe: { client, tableName: 'dedupe' }, logger });
-  const log = new DeliveryLog({
-    client,
-    tableName: LOG_TABLE,
-    storePayload: options.storePayload === true,
+  const handler = createIngestHandler({
+    env: {
+      FORGEBRIDGE_BUS_NAME: 'bus',
+      FORGEBRIDGE_DEDUPE_TABLE: 'dedupe',
+      FORGEBRIDGE_BUCKET: 'claims',
+      FORGEBRIDGE_WEBHOOK_SOURCES: JSON.stringify([{ name: 'default' }, { name: 'gitlab', forge: 'gitlab' }]),
+      ...(options.log === false ? {} : { FORGEBRIDGE_DELIVERIES_TABLE: LOG_TABLE }),
+      ...(options.storePayload === true ? { FORGEBRIDGE_DELIVERY_LOG_PAYLOAD: 'true' } : {}),
+      ...(options.maxBodyBytes === undefined
+        ? {}
+        : { FORGEBRIDGE_MAX_BODY_BYTES: `${options.maxBodyBytes}` }),
+    },
+    clients: { dynamodb: new DynamoDBClient({ region: 'us-east-1' }) },
+    publisher: new EventPublisher({
+      eventBridge: new EventBridgeClient({ region: 'us-east-1' }),
+      eventBusName: 'bus',
+      maxEntryBytes: MAX_ENTRY_BYTES,
+      s3: new S3Client({ region: 'us-east-1' }),
+      bucket: 'claims',
+      budgetMs: 100,
+      baseDelayMs: 1,
+      maxDelayMs: 2,
+    }),
+    sourceSecret: ({ name }) => SOURCE_SECRETS[name] ?? '',
     logger,
   });
-  const handler = middy(run)
-    .use(deliveryLog({ log, logger }))
-    .use(
-      forgeWebhookSources({
-        sources: [
-          { name: 'default', secret: SECRET },
-          { name: 'gitlab', forge: 'gitlab', secret: 'gitlab-secret' },
-        ],
-        ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: options.maxBodyBytes }),
-      }),
-    )
-    .use(httpJsonBodyParser())
-    .use(webhookErrors({ logger }));
   return { handler, logger };
 }
 
@@ -347,18 +335,7 @@ describe('deliveryLog(): a log failure never changes the answer', () => {
   });
 
   it('answers the same as without the log', async () => {
-    const plain = middy(
-      createIngest({
-        publisher: new EventPublisher({
-          eventBridge: new EventBridgeClient({ region: 'us-east-1' }),
-          eventBusName: 'bus',
-        }),
-        dedupe: { client: new DynamoDBClient({ region: 'us-east-1' }), tableName: 'dedupe' },
-      }),
-    )
-      .use(forgeWebhookSources({ sources: [{ name: 'default', secret: SECRET }] }))
-      .use(httpJsonBodyParser())
-      .use(webhookErrors());
+    const plain = build({ log: false }).handler;
     for (const event of [v2Event({ id: 'same-1' }), v2Event({ id: 'same-2', secret: 'x' })]) {
       const withLog = await invoke(build().handler, structuredClone(event));
       const without = await invoke(plain, structuredClone(event));

@@ -1,4 +1,5 @@
-// createIngest through the real Middy chain (forgeWebhook, the JSON body parser, webhookErrors), with the real
+// createIngest through the ingest's real Middy chain (createIngestHandler: verification, the JSON body parser,
+// webhookErrors), with the real
 // EventPublisher and Powertools Idempotency; DynamoDB and EventBridge mocked with aws-sdk-client-mock.
 import { createHash } from 'node:crypto';
 import {
@@ -11,16 +12,13 @@ import {
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import middy from '@middy/core';
-import httpJsonBodyParser from '@middy/http-json-body-parser';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
   createIngest,
+  createIngestHandler,
   EventPublisher,
-  forgeWebhook,
   type PublisherLike,
-  webhookErrors,
 } from '../../../../lib/aws/index.js';
 import { invoke, lambdaContext, payload, recordingLogger, SECRET, v1Event, v2Event } from './events.js';
 
@@ -43,19 +41,19 @@ function build(options: { publisher?: PublisherLike; lockSeconds?: number } = {}
       baseDelayMs: 1,
       maxDelayMs: 2,
     });
-  const run = createIngest({
-    publisher,
-    dedupe: {
-      client: new DynamoDBClient({ region: 'us-east-1' }),
-      tableName: 'dedupe',
-      ...(options.lockSeconds === undefined ? {} : { lockSeconds: options.lockSeconds }),
+  const handler = createIngestHandler({
+    env: {
+      FORGEBRIDGE_BUS_NAME: 'bus',
+      FORGEBRIDGE_DEDUPE_TABLE: 'dedupe',
+      ...(options.lockSeconds === undefined
+        ? {}
+        : { FORGEBRIDGE_DEDUPE_LOCK_SECONDS: `${options.lockSeconds}` }),
     },
+    clients: { dynamodb: new DynamoDBClient({ region: 'us-east-1' }) },
+    publisher,
+    secret: SECRET,
     logger,
   });
-  const handler = middy(run)
-    .use(forgeWebhook({ secret: SECRET }))
-    .use(httpJsonBodyParser())
-    .use(webhookErrors({ logger }));
   return { handler, logger };
 }
 
@@ -105,6 +103,7 @@ describe('createIngest()', () => {
       event: 'issues',
       action: 'opened',
       forge: 'generic',
+      source: 'default',
       nativeEvent: 'issues',
       nativeAction: 'opened',
       payload,

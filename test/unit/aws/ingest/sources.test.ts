@@ -15,9 +15,8 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
-  createIngest,
+  createIngestHandler,
   DeliveryQueue,
-  EventPublisher,
   type ForgeWebhookEvent,
   forgeWebhookSources,
   type QueuedDelivery,
@@ -423,26 +422,23 @@ describe('dedupe key per source', () => {
 
   it('publishes the same delivery id from two sources twice, each with its own record, and detail.delivery unchanged', async () => {
     const logger = recordingLogger();
-    const run = createIngest({
-      publisher: new EventPublisher({
+    const handler = createIngestHandler({
+      env: {
+        FORGEBRIDGE_BUS_NAME: 'bus',
+        FORGEBRIDGE_DEDUPE_TABLE: 'dedupe',
+        FORGEBRIDGE_PUBLISH_BUDGET_MS: '200',
+        FORGEBRIDGE_WEBHOOK_SOURCES: JSON.stringify([
+          { name: 'default', forge: 'github' },
+          { name: 'gitea', forge: 'gitea' },
+        ]),
+      },
+      clients: {
+        dynamodb: new DynamoDBClient({ region: 'us-east-1' }),
         eventBridge: new EventBridgeClient({ region: 'us-east-1' }),
-        eventBusName: 'bus',
-        budgetMs: 200,
-      }),
-      dedupe: { client: new DynamoDBClient({ region: 'us-east-1' }), tableName: 'dedupe' },
+      },
+      sourceSecret: ({ name }) => `${name}-secret`,
       logger,
     });
-    const handler = middy(run)
-      .use(
-        forgeWebhookSources({
-          sources: [
-            { name: 'default', forge: 'github', secret: 'default-secret' },
-            { name: 'gitea', forge: 'gitea', secret: 'gitea-secret' },
-          ],
-        }),
-      )
-      .use(httpJsonBodyParser())
-      .use(webhookErrors({ logger }));
     const body = JSON.stringify({ ref: 'refs/heads/main' });
     const github = deliveryHeaders('default-secret', body, { forge: 'github', name: 'push', id: '42' });
     const gitea = deliveryHeaders('gitea-secret', body, { forge: 'gitea', name: 'push', id: '42' });
