@@ -3,6 +3,7 @@ import type { SSMClient } from '@aws-sdk/client-ssm';
 import { AwsDefaults, AwsErrorCodes } from './constants.js';
 import type { Env } from './env.js';
 import { SecretsError } from './errors.js';
+import { isOffline } from './rules.js';
 
 /** Options of {@link createSecretsProvider}. Defaults live in {@link AwsDefaults}. */
 export interface SecretsProviderOptions {
@@ -37,11 +38,6 @@ export function parseSecretList(value: string): string[] {
   return secrets;
 }
 
-function isOfflineEnv(env: Env): boolean {
-  const flag = env.IS_OFFLINE?.toLowerCase();
-  return flag !== undefined && flag !== '' && flag !== 'false' && flag !== '0';
-}
-
 /**
  * Secrets from SSM Parameter Store (SecureString, decrypted, cached for `maxAgeSeconds` by Powertools), or from
  * an environment variable when running offline. A secret never appears in a log line or an error message.
@@ -54,7 +50,7 @@ function isOfflineEnv(env: Env): boolean {
  */
 export function createSecretsProvider(options: SecretsProviderOptions = {}): SecretsProvider {
   const env = options.env ?? process.env;
-  const offline = options.offline ?? isOfflineEnv(env);
+  const offline = options.offline ?? isOffline(env);
   const maxAge = options.maxAgeSeconds ?? AwsDefaults.secretsMaxAgeSeconds;
   if (!(maxAge >= 0)) throw new TypeError('"maxAgeSeconds" must be a non-negative number');
   const parse = (value: string) =>

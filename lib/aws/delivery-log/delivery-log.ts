@@ -10,8 +10,9 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { AwsDefaults, DeliveryLogTable } from '../constants.js';
+import { dedupeKeyOf } from '../delivery-key.js';
 import { isConditionalCheckFailed } from '../errors.js';
-import { dedupeKeyOf } from '../ingest/delivery-key.js';
+import { errorCode, isDeliveryId, positive } from '../rules.js';
 import type { HeaderMap, LoggerLike, PayloadRef } from '../types.js';
 import { maskHeaders } from './mask-headers.js';
 
@@ -217,21 +218,9 @@ const REQUEST_PREFIX = 'request#';
 /** Keeps every record under DynamoDB's 400 KB item limit: body + headers (≤ 100 × ~1.3 KB) + summary. */
 const MAX_PAYLOAD_BYTES = 350 * 1024;
 const MAX_LIMIT = 1000;
-const DELIVERY_ID = new RegExp(`^[\\x21-\\x7e]{1,${AwsDefaults.maxDeliveryIdLength}}$`);
 const MAX_TEXT = 256;
 const DAY_MS = 24 * 60 * 60 * 1000;
 const SUMMARY = new Set<string>(DeliveryLogTable.listAttributes);
-
-function positive(name: string, value: number, max = Number.POSITIVE_INFINITY): number {
-  if (!Number.isFinite(value) || value <= 0 || value > max) {
-    throw new TypeError(
-      Number.isFinite(max)
-        ? `"${name}" must be a number from 1 to ${max}`
-        : `"${name}" must be a positive number`,
-    );
-  }
-  return value;
-}
 
 /** A string safe to store and show: control characters replaced, cut at `max` characters. */
 function text(value: unknown, max = MAX_TEXT): string | undefined {
@@ -314,15 +303,6 @@ function subscribersOf(item: Record<string, unknown> | undefined): Record<string
   return typeof map === 'object' && map !== null ? (map as Record<string, SubscriberOutcome>) : {};
 }
 
-/** The error code of any error (its `code`, else its `name`), for the log line of a failed write. */
-function codeOf(error: unknown): string {
-  if (typeof error === 'object' && error !== null) {
-    if ('code' in error && typeof error.code === 'string') return error.code;
-    if ('name' in error && typeof error.name === 'string') return error.name;
-  }
-  return 'unknown';
-}
-
 /**
  * The delivery log: one record per request the ingest answers, in its own DynamoDB table, kept `ttlSeconds`.
  *
@@ -401,7 +381,7 @@ export class DeliveryLog {
     }
     const recordId = randomBytes(9).toString('base64url');
     const at = `${new Date(receivedAt).toISOString()}#${recordId}`;
-    const validId = typeof entry.deliveryId === 'string' && DELIVERY_ID.test(entry.deliveryId);
+    const validId = isDeliveryId(entry.deliveryId);
     const source = text(entry.source);
     const headers = maskHeaders(entry.headers);
     const item: Record<string, unknown> = {
@@ -460,10 +440,8 @@ export class DeliveryLog {
     } catch (error) {
       try {
         this.#logger?.warn('delivery log write failed', {
-          code: codeOf(error),
-          ...(typeof entry?.deliveryId === 'string' && DELIVERY_ID.test(entry.deliveryId)
-            ? { delivery: entry.deliveryId }
-            : {}),
+          code: errorCode(error),
+          ...(isDeliveryId(entry?.deliveryId) ? { delivery: entry.deliveryId } : {}),
         });
       } catch {
         // A throwing logger must not turn a failed log write into a failed delivery either.
@@ -481,7 +459,7 @@ export class DeliveryLog {
     deliveryId: string,
     options: { source?: string | undefined } = {},
   ): Promise<DeliveryDetails | undefined> {
-    if (typeof deliveryId !== 'string' || !DELIVERY_ID.test(deliveryId)) {
+    if (!isDeliveryId(deliveryId)) {
       throw new TypeError(
         `"deliveryId" must be 1 to ${AwsDefaults.maxDeliveryIdLength} visible ascii characters`,
       );
@@ -689,7 +667,7 @@ export class DeliveryLog {
    * replaces its own entry). Throws a `TypeError` on a bad report, or the SDK's error.
    */
   async recordSubscriber(deliveryId: string, report: SubscriberReport): Promise<void> {
-    if (typeof deliveryId !== 'string' || !DELIVERY_ID.test(deliveryId)) {
+    if (!isDeliveryId(deliveryId)) {
       throw new TypeError(
         `"deliveryId" must be 1 to ${AwsDefaults.maxDeliveryIdLength} visible ascii characters`,
       );

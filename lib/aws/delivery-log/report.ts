@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { errorCode } from '../rules.js';
 import type { LoggerLike } from '../types.js';
 import type { DeliveryLog } from './delivery-log.js';
 
@@ -40,12 +41,6 @@ function errorSummary(error: unknown): { name: string; message?: string; code?: 
     };
   }
   return { name: typeof error };
-}
-
-function codeOf(error: unknown): string {
-  return typeof error === 'object' && error !== null && 'name' in error && typeof error.name === 'string'
-    ? error.name
-    : 'unknown';
 }
 
 /**
@@ -93,7 +88,7 @@ export function withDeliveryReport<A extends [unknown, ...unknown[]], R>(
     } catch (reportError) {
       try {
         logger?.warn('delivery report failed', {
-          code: codeOf(reportError),
+          code: errorCode(reportError),
           delivery: delivery.slice(0, 256),
         });
       } catch {

@@ -1,7 +1,8 @@
 import { type Forge, Forges } from '../../webhooks/index.js';
 import { AwsDefaults } from '../constants.js';
+import { DEFAULT_SOURCE } from '../delivery-key.js';
 import { type Env, numberEnv, optionalEnv, requireEnv } from '../env.js';
-import { DEFAULT_SOURCE } from './delivery-key.js';
+import { isOffline, isSourceName, SOURCE_NAME_RULE } from '../rules.js';
 
 /** The source `/webhooks` (no source in the path) serves. */
 export const DEFAULT_WEBHOOK_SOURCE = DEFAULT_SOURCE;
@@ -125,11 +126,6 @@ export function readIngestConfig(env: Env = process.env): IngestConfig {
   };
 }
 
-function isOffline(env: Env): boolean {
-  const flag = env.IS_OFFLINE?.toLowerCase();
-  return flag !== undefined && flag !== '' && flag !== 'false' && flag !== '0';
-}
-
 const SOURCES_VAR = 'FORGEBRIDGE_WEBHOOK_SOURCES';
 const SOURCE_KEYS = new Set([
   'name',
@@ -139,7 +135,6 @@ const SOURCE_KEYS = new Set([
   'eventHeader',
   'deliveryHeader',
 ]);
-const SOURCE_NAME = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 // A header name is an RFC 9110 token.
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -228,11 +223,7 @@ function parseSource(entry: unknown, index: number): WebhookSourceConfig {
     return value;
   };
   const name = text('name', true) as string;
-  if (!SOURCE_NAME.test(name)) {
-    throw new TypeError(
-      `${label(index, 'name')} must be 1 to 64 lowercase letters, digits or inner hyphens (a url path segment)`,
-    );
-  }
+  if (!isSourceName(name)) throw new TypeError(`${label(index, 'name')} must be ${SOURCE_NAME_RULE}`);
   const forge = text('forge', false) ?? 'generic';
   if (!(Forges as readonly string[]).includes(forge)) {
     throw new TypeError(`${label(index, 'forge')} must be one of ${forgeList()}`);

@@ -11,8 +11,8 @@ import type { IdempotencyRecord } from '@aws-lambda-powertools/idempotency/persi
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Context } from 'aws-lambda';
 import { AwsDefaults, DedupeTable } from '../constants.js';
+import { dedupeKeyOf } from '../delivery-key.js';
 import type { Delivery } from '../types.js';
-import { dedupeKeyOf } from './delivery-key.js';
 
 /** Options of {@link createDedupedPublish}. Defaults live in {@link AwsDefaults}. */
 export interface DedupeOptions {

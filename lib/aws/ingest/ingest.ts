@@ -3,6 +3,7 @@ import type { Context } from 'aws-lambda';
 import { ErrorCodes } from '../../webhooks/index.js';
 import { AwsDefaults, AwsErrorCodes } from '../constants.js';
 import { IngestError } from '../errors.js';
+import { errorCode, isDeliveryId } from '../rules.js';
 import type { Delivery, IngestResponse, LoggerLike, PayloadRef } from '../types.js';
 import { createDedupedPublish, DedupeInProgressError, DedupePublishError } from './dedupe.js';
 import type { ForgeWebhookEvent } from './middleware.js';
@@ -39,19 +40,8 @@ export type IngestHandler = (
   context?: Partial<Pick<Context, 'getRemainingTimeInMillis'>>,
 ) => Promise<IngestResponse>;
 
-/** Delivery ids become DynamoDB keys, S3 keys and log fields: visible ASCII only (forges send UUIDs). */
-const DELIVERY_ID = new RegExp(`^[\\x21-\\x7e]{1,${AwsDefaults.maxDeliveryIdLength}}$`);
-
 function respond(statusCode: number, body: unknown): IngestResponse {
   return { statusCode, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
-}
-
-function errorCode(error: unknown): string {
-  if (typeof error === 'object' && error !== null) {
-    if ('code' in error && typeof error.code === 'string') return error.code;
-    if ('name' in error && typeof error.name === 'string') return error.name;
-  }
-  return 'unknown';
 }
 
 /** The event id and claim check of an {@link EventPublisher} result; nothing of any other publisher's. */
@@ -123,7 +113,7 @@ export function createIngest(options: IngestOptions): IngestHandler {
   return async (event, context) => {
     const { webhook } = event;
     const { id, name } = webhook;
-    if (!DELIVERY_ID.test(id)) {
+    if (!isDeliveryId(id)) {
       throw new IngestError(
         400,
         AwsErrorCodes.invalidDeliveryId,

@@ -12,10 +12,11 @@ import {
   type SignatureDiagnosis,
 } from '../../webhooks/index.js';
 import { AwsErrorCodes } from '../constants.js';
+import { DEFAULT_SOURCE } from '../delivery-key.js';
 import { AwsBridgeError, IngestError, SecretsError } from '../errors.js';
+import { errorCode, isSourceName } from '../rules.js';
 import type { HeaderMap, IngestResponse, LoggerLike, PayloadRef } from '../types.js';
 import { type ApiGatewayEvent, fromApiGatewayEvent } from './api-gateway.js';
-import { DEFAULT_SOURCE } from './delivery-key.js';
 
 /** The webhook secret(s): fixed, or a function giving the current list (rotation, SSM). */
 export type WebhookSecret = string | readonly string[] | (() => Promise<readonly string[]>);
@@ -289,7 +290,6 @@ export function forgeWebhook(options: ForgeWebhookOptions): MiddlewareObj<ForgeW
   };
 }
 
-const SOURCE_NAME = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 // A Function URL has no route: its path is read the way the HTTP API route reads it.
 const SOURCE_PATH = /^\/webhooks\/([^/]+)\/?$/;
 
@@ -310,7 +310,7 @@ export function forgeWebhookSources(
   }
   const bySource = new Map<string, MiddlewareObj<ForgeWebhookEvent<unknown>>>();
   for (const [index, source] of options.sources.entries()) {
-    if (typeof source?.name !== 'string' || !SOURCE_NAME.test(source.name)) {
+    if (!isSourceName(source?.name)) {
       throw new TypeError(
         `"sources[${index}].name" must be 1 to 64 lowercase letters, digits or inner hyphens`,
       );
@@ -328,7 +328,7 @@ export function forgeWebhookSources(
       const name = sourceOf(request.event as unknown as ApiGatewayEvent);
       const middleware = name === undefined ? undefined : bySource.get(name);
       if (name === undefined || middleware === undefined) {
-        const shown = name !== undefined && SOURCE_NAME.test(name) ? ` "${name}"` : '';
+        const shown = isSourceName(name) ? ` "${name}"` : '';
         throw new IngestError(404, AwsErrorCodes.unknownSource, `unknown webhook source${shown}`);
       }
       await middleware.before?.(request);
@@ -344,7 +344,7 @@ export function forgeWebhookSources(
  */
 export function requestSourceOf(event: unknown): string | undefined {
   const name = sourceOf(event as ApiGatewayEvent);
-  return name !== undefined && SOURCE_NAME.test(name) ? name : undefined;
+  return isSourceName(name) ? name : undefined;
 }
 
 /** The source named by the request's path: `undefined` when the path names something that is not a source. */
@@ -444,12 +444,4 @@ function answerFor(error: unknown): { status: number; code: string; message: str
     default:
       return { status: statusCode, code: AwsErrorCodes.badRequest, message: 'request refused' };
   }
-}
-
-function errorCode(error: unknown): string {
-  if (typeof error === 'object' && error !== null) {
-    if ('code' in error && typeof error.code === 'string') return error.code;
-    if ('name' in error && typeof error.name === 'string') return error.name;
-  }
-  return 'unknown';
 }

@@ -2,6 +2,7 @@ import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventb
 import type { S3Client } from '@aws-sdk/client-s3';
 import { AwsDefaults, AwsErrorCodes } from '../constants.js';
 import { type OnBus, PublishError } from '../errors.js';
+import { positive } from '../rules.js';
 import type { Delivery, DeliveryEntry, LoggerLike, PayloadRef } from '../types.js';
 import { ClaimCheck } from './claim-check.js';
 import { buildEventEntry, eventEntrySize } from './event-entry.js';
@@ -92,11 +93,6 @@ function provesNotOnBus(error: unknown): boolean {
   if (typeof status === 'number' && status >= 400 && status !== 504) return true;
   const code = (error as { code?: unknown }).code;
   return (typeof code === 'string' && NOT_SENT_CODES.has(code)) || NOT_SENT_NAMES.has(errorName(error));
-}
-
-function positive(name: string, value: number): number {
-  if (!Number.isFinite(value) || value <= 0) throw new TypeError(`"${name}" must be a positive number`);
-  return value;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -9,10 +9,11 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { AwsDefaults, AwsErrorCodes, DedupeTable } from '../constants.js';
+import { dedupeKeyOf } from '../delivery-key.js';
 import { AwsBridgeError, isConditionalCheckFailed } from '../errors.js';
+import { errorCode, positive } from '../rules.js';
 import type { Delivery, PayloadRef } from '../types.js';
 import { ClaimCheck } from './claim-check.js';
-import { dedupeKeyOf } from './delivery-key.js';
 
 /** Options of {@link DeliveryQueue}. Defaults live in {@link AwsDefaults}. */
 export interface DeliveryQueueOptions {
@@ -66,22 +67,8 @@ export class QueueError extends AwsBridgeError {
   }
 }
 
-/** The error code of any error (its `code`, else its `name`), for records and log lines. */
-export function errorCode(error: unknown): string {
-  if (typeof error === 'object' && error !== null) {
-    if ('code' in error && typeof error.code === 'string') return error.code;
-    if ('name' in error && typeof error.name === 'string') return error.name;
-  }
-  return 'unknown';
-}
-
 const DUE = 'due';
 const ROUTE_FIELDS = ['forge', 'action', 'source', 'nativeEvent', 'nativeAction'] as const;
-
-function positive(name: string, value: number): number {
-  if (!Number.isFinite(value) || value <= 0) throw new TypeError(`"${name}" must be a positive number`);
-  return value;
-}
 
 /**
  * The durable queue of deliveries the bus did not take in time: one record per delivery in the dedupe table

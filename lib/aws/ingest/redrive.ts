@@ -1,7 +1,8 @@
 import { AwsDefaults, AwsErrorCodes, QueueMetrics } from '../constants.js';
+import { errorCode, positive } from '../rules.js';
 import type { LoggerLike } from '../types.js';
 import type { PublisherLike } from './ingest.js';
-import { type DeliveryQueue, errorCode, type QueuedDelivery } from './queue.js';
+import type { DeliveryQueue, QueuedDelivery } from './queue.js';
 
 /** Options of {@link redriveQueue}. Defaults live in {@link AwsDefaults}. */
 export interface RedriveOptions {
@@ -42,11 +43,6 @@ export interface RedriveReport {
   dead: number;
   /** Not tried: taken by another run, the bus still down, or no time left. */
   skipped: number;
-}
-
-function positive(name: string, value: number): number {
-  if (!Number.isFinite(value) || value <= 0) throw new TypeError(`"${name}" must be a positive number`);
-  return value;
 }
 
 /** Errors that say the bus (or S3) is down right now: trying the rest of the batch would only wait out budgets. */

@@ -14,6 +14,7 @@ import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { dedupeKeyOf } from '../../../../lib/aws/delivery-key.js';
 import {
   createIngestHandler,
   DeliveryQueue,
@@ -24,7 +25,6 @@ import {
   resolveDelivery,
   webhookErrors,
 } from '../../../../lib/aws/index.js';
-import { dedupeKeyOf } from '../../../../lib/aws/ingest/delivery-key.js';
 import { buildEventEntry, eventEntrySize } from '../../../../lib/aws/ingest/event-entry.js';
 import { deliveryHeaders, type Forge } from '../../../../lib/webhooks/index.js';
 import { invoke, lambdaContext, recordingLogger } from './events.js';

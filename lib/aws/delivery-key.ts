@@ -1,4 +1,4 @@
-import type { Delivery } from '../types.js';
+import type { Delivery } from './types.js';
 
 /** The source of `/webhooks`: its deliveries keep the dedupe and queue keys they had before there were sources. */
 export const DEFAULT_SOURCE = 'default';
