@@ -191,7 +191,8 @@ function dashboardBody(context, alarmIds) {
     service,
     { stat, label: `${metric} ${stat}`, ...options },
   ];
-  const query = (expression, label) => [{ expression, label, id: `q${label.replace(/\W/g, '')}` }];
+  // No label: each series of a GROUP BY query is named after its group (`published`, `bad_signature github`).
+  const query = (expression, id) => [{ expression, id }];
   const search = (dimensions, metric, stat, period) =>
     `SEARCH('{${namespace},${[...dimensions, 'service'].join(',')}} MetricName="${metric}"', '${stat}', ${period})`;
   const widgets = [
@@ -211,7 +212,7 @@ function dashboardBody(context, alarmIds) {
       [
         query(
           insights(context, METRICS.deliveries, ['Outcome', 'Source', 'Verdict'], ' GROUP BY Outcome'),
-          'outcome',
+          'byOutcome',
         ),
       ],
       { stacked: true, y: 3, x: 0 },
@@ -226,7 +227,7 @@ function dashboardBody(context, alarmIds) {
             ['Outcome', 'Source', 'Verdict'],
             " WHERE Verdict != 'verified' GROUP BY Verdict, Source",
           ),
-          'verdict',
+          'byVerdict',
         ),
       ],
       { stacked: true, y: 3, x: 12 },
@@ -260,7 +261,7 @@ function dashboardBody(context, alarmIds) {
             ['Function', 'Outcome'],
             ' GROUP BY Function, Outcome',
           ),
-          'subscriber',
+          'bySubscriber',
         ),
       ],
       { stacked: true, y: 15, x: 0 },
