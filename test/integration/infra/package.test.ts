@@ -1,12 +1,14 @@
 // `osls package` builds the CloudFormation template offline (no AWS credentials, HOME in a temp dir); this
-// test reads that template and checks every resource, rule pattern and IAM statement in it. `osls print` shows
-// that the local stage's recording subscriber is declared for that stage and for no other.
+// test reads that template and checks every resource, rule pattern, IAM statement, alarm and the dashboard in it,
+// and runs cfn-lint on it. `osls print` shows that the local stage's recording subscriber is declared for that
+// stage and for no other, and what the alarm variables (FORGEBRIDGE_ALARM_*) change.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { QueueMetrics } from '../../../lib/aws/index.js';
 
 const root = new URL('../../../', import.meta.url).pathname;
 const run = promisify(execFile);
@@ -15,15 +17,38 @@ interface Resource {
   Type: string;
   Properties: Record<string, unknown>;
 }
+interface Template {
+  Resources: Record<string, Resource>;
+  Parameters?: Record<string, Record<string, unknown>>;
+  Conditions?: Record<string, unknown>;
+  Outputs?: Record<string, { Value: unknown }>;
+}
 interface Statement {
   Effect: string;
   Action: string | string[];
   Resource: unknown;
 }
 
+/** The alarm variables of the configured print: an email, the quiet-source alarm on, two sources. */
+const CONFIGURED = {
+  FORGEBRIDGE_ALARM_EMAIL: 'ops@example.com',
+  FORGEBRIDGE_ALARM_QUIET_HOURS: '6',
+  FORGEBRIDGE_ALARM_SIGNATURE_FAILURES: '3',
+  FORGEBRIDGE_WEBHOOK_SOURCES: JSON.stringify([
+    { name: 'github', forge: 'github', secretParameter: '/forgebridge/ci/github' },
+    { name: 'gitlab-acme', forge: 'gitlab', secretParameter: '/forgebridge/ci/gitlab-acme' },
+  ]),
+};
+
 let dir: string;
 let workFolder: string;
+let home: string;
+/** Runs the project's osls with the test's environment (and `extra`). */
+let osls: (args: string[], extra?: NodeJS.ProcessEnv) => Promise<{ stdout: string; stderr: string }>;
+let template: Template;
 let resources: Record<string, Resource>;
+/** `resources` as `osls print` resolves them with the alarm variables set (see {@link CONFIGURED}). */
+let configured: Template;
 /** `functions` as `osls print` resolves them, for the default stage and for `local`. */
 let printed: {
   default: Record<string, { handler: string; events?: unknown[] }>;
@@ -63,7 +88,7 @@ function actions(statement: Statement): string[] {
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'forgebridge-package-'));
   workFolder = `.esbuild/package-${basename(dir)}`;
-  const home = join(dir, 'home');
+  home = join(dir, 'home');
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: home,
@@ -75,19 +100,23 @@ beforeAll(async () => {
     // Its own build folder: serverless-esbuild deletes it when done, and must not touch a running stack's.
     FORGEBRIDGE_ESBUILD_WORK_FOLDER: workFolder,
   };
-  const osls = (args: string[]) =>
-    run(join(root, 'node_modules/.bin/osls'), args, { cwd: root, env, timeout: 150_000 });
+  osls = (args: string[], extra: NodeJS.ProcessEnv = {}) =>
+    run(join(root, 'node_modules/.bin/osls'), args, {
+      cwd: root,
+      env: { ...env, ...extra },
+      timeout: 150_000,
+    });
   const print = async (stageArgs: string[]) =>
     JSON.parse((await osls(['print', ...stageArgs, '--path', 'functions', '--format', 'json'])).stdout);
-  const [, defaultStage, localStage] = await Promise.all([
+  const [, defaultStage, localStage, printedResources] = await Promise.all([
     osls(['package', '--package', join(dir, 'out'), '--stage', 'ci']),
     print([]),
     print(['--stage', 'local']),
+    osls(['print', '--stage', 'ci', '--path', 'resources', '--format', 'json'], CONFIGURED),
   ]);
   printed = { default: defaultStage, local: localStage };
-  const template = JSON.parse(
-    readFileSync(join(dir, 'out/cloudformation-template-update-stack.json'), 'utf8'),
-  );
+  configured = JSON.parse(printedResources.stdout);
+  template = JSON.parse(readFileSync(join(dir, 'out/cloudformation-template-update-stack.json'), 'utf8'));
   resources = template.Resources;
 }, 180_000);
 
@@ -246,17 +275,6 @@ describe('osls package (offline, no credentials)', () => {
     expect(resources.HttpApiRoutePostWebhooksSourceVar?.Properties.RouteKey).toBe('POST /webhooks/{source}');
   });
 
-  it('alarms on one dead-lettered delivery', () => {
-    const alarm = resources.DeadLetteredDeliveriesAlarm;
-    expect(alarm?.Type).toBe('AWS::CloudWatch::Alarm');
-    expect(alarm?.Properties).toMatchObject({
-      MetricName: 'DeadLetteredDeliveries',
-      Statistic: 'Sum',
-      Threshold: 0,
-      ComparisonOperator: 'GreaterThanThreshold',
-    });
-  });
-
   it('writes one rule per rule form with the documented pattern', () => {
     expect(ruleOf('onIssuesOpened').Properties.EventPattern).toEqual({
       source: ['forge.webhooks'],
@@ -394,4 +412,432 @@ describe('osls package (offline, no credentials)', () => {
     const ingest = functionNamed('ingest').Properties.Environment as { Variables: Record<string, string> };
     expect(ingest.Variables.FORGEBRIDGE_WEBHOOK_SECRET_PARAMETER).toBe('/forgebridge/ci/webhook-secret');
   });
+});
+
+const NAMESPACE = 'forgebridge/ci';
+
+interface MetricQuery {
+  Id: string;
+  Expression?: string;
+  Period?: number;
+  ReturnData?: boolean;
+  MetricStat?: {
+    Metric: { Namespace: string; MetricName: string; Dimensions?: { Name: string; Value: unknown }[] };
+    Stat: string;
+    Period: number;
+  };
+}
+
+function alarm(name: string, from: Record<string, Resource> = resources): Record<string, unknown> {
+  const resource = from[name];
+  if (resource?.Type !== 'AWS::CloudWatch::Alarm') throw new Error(`no alarm ${name}`);
+  return resource.Properties;
+}
+
+function queries(name: string, from?: Record<string, Resource>): MetricQuery[] {
+  return (alarm(name, from).Metrics ?? []) as MetricQuery[];
+}
+
+/** The one query an alarm reads (ReturnData), flattened to one line. */
+function expressionOf(name: string, from?: Record<string, Resource>): string {
+  const returned = queries(name, from).filter((query) => query.ReturnData !== false);
+  expect(returned, name).toHaveLength(1);
+  return (returned[0]?.Expression ?? '').replace(/\s+/g, ' ');
+}
+
+/** The dashboard's body, parsed, and the text of its `Fn::Sub`. */
+function dashboard(): { text: string; body: { widgets: Record<string, unknown>[] } } {
+  const resource = resources.OperationsDashboard;
+  if (resource === undefined) throw new Error('no dashboard');
+  const sub = (resource.Properties.DashboardBody as { 'Fn::Sub': string })['Fn::Sub'];
+  return { text: sub, body: JSON.parse(sub) };
+}
+
+/** The table of docs/operations.md, "Metrics": name -> unit, dimensions besides `service`, whether `service` too. */
+function metricContract(): Map<string, { unit: string; dimensions: string[]; service: boolean }> {
+  const doc = readFileSync(join(root, 'docs/operations.md'), 'utf8');
+  const contract = new Map<string, { unit: string; dimensions: string[]; service: boolean }>();
+  for (const [, name, unit, cell] of doc.matchAll(/^\| `(\w+)` \| (\w+) \| ([^|]+) \|/gm)) {
+    const dimensions = [...(cell as string).matchAll(/`(\w+)`/g)].map(([, dim]) => dim as string);
+    contract.set(name as string, {
+      unit: unit as string,
+      dimensions: dimensions.filter((dim) => dim !== 'service').sort(),
+      service: !(cell as string).includes('not even'),
+    });
+  }
+  return contract;
+}
+
+/** Every use of a metric of our namespace: by an alarm (metric, query) or by the dashboard (metric, query, search). */
+function metricUses(): { where: string; name: string; dimensions: string[] }[] {
+  const uses: { where: string; name: string; dimensions: string[] }[] = [];
+  const fromText = (where: string, text: string) => {
+    for (const [, name, schema] of text.matchAll(
+      /SELECT \w+\((\w+)\) FROM SCHEMA\(\\?"([^"\\]+)\\?"([^)]*)\)/g,
+    )) {
+      if (schema !== NAMESPACE) continue;
+      const dimensions = (text.match(/SCHEMA\([^)]*\)/)?.[0] ?? '').split(',').slice(1);
+      uses.push({
+        where,
+        name: name as string,
+        dimensions: dimensions.map((dim) => dim.replace(')', '').trim()),
+      });
+    }
+    for (const [, keys, name] of text.matchAll(/SEARCH\('\{([^}]+)\} MetricName=\\?"(\w+)\\?"/g)) {
+      const [namespace, ...dimensions] = (keys as string).split(',');
+      if (namespace === NAMESPACE) uses.push({ where, name: name as string, dimensions });
+    }
+  };
+  for (const [id, resource] of ofType('AWS::CloudWatch::Alarm')) {
+    const properties = resource.Properties;
+    if (properties.Namespace === NAMESPACE) {
+      const dimensions = (properties.Dimensions ?? []) as { Name: string }[];
+      uses.push({
+        where: id,
+        name: properties.MetricName as string,
+        dimensions: dimensions.map((d) => d.Name),
+      });
+    }
+    for (const query of (properties.Metrics ?? []) as MetricQuery[]) {
+      const metric = query.MetricStat?.Metric;
+      if (metric?.Namespace === NAMESPACE) {
+        uses.push({
+          where: id,
+          name: metric.MetricName,
+          dimensions: (metric.Dimensions ?? []).map((d) => d.Name),
+        });
+      }
+      if (query.Expression !== undefined) fromText(id, query.Expression);
+    }
+  }
+  for (const widget of dashboard().body.widgets) {
+    const properties = widget.properties as { title: string; metrics?: unknown[][] };
+    for (const row of properties.metrics ?? []) {
+      if (row[0] === NAMESPACE) {
+        const names = row.filter((cell) => typeof cell === 'string') as string[];
+        uses.push({
+          where: properties.title,
+          name: names[1] as string,
+          dimensions: names.slice(2).filter((_, i) => i % 2 === 0),
+        });
+      }
+      for (const cell of row) {
+        if (typeof cell === 'object' && cell !== null && 'expression' in cell) {
+          fromText(properties.title, String((cell as { expression: string }).expression));
+        }
+      }
+    }
+  }
+  return uses;
+}
+
+interface LintMatch {
+  Level: string;
+  Message: string;
+  Rule: { Id: string };
+  Location: { Path: unknown[] };
+}
+
+/** cfn-lint's findings on a template file (its exit code is a bit set: 2 errors, 4 warnings, 8 informational). */
+async function cfnLint(file: string): Promise<LintMatch[]> {
+  try {
+    const { stdout } = await run('cfn-lint', ['--format', 'json', file], {
+      env: { PATH: process.env.PATH, HOME: home },
+      timeout: 120_000,
+    });
+    return JSON.parse(stdout || '[]');
+  } catch (error) {
+    const { code, stdout } = error as { code?: number | string; stdout?: string };
+    if (code === 'ENOENT')
+      throw new Error('cfn-lint is not installed (pip install cfn-lint; .ci/run does it)');
+    if (typeof code === 'number' && (code & 1) === 0 && stdout) return JSON.parse(stdout);
+    throw error;
+  }
+}
+
+describe('osls package: alarms, their topic and the dashboard', () => {
+  it('sends every alarm to one SNS topic, subscribing FORGEBRIDGE_ALARM_EMAIL only when it is set', () => {
+    expect(resources.AlarmTopic?.Type).toBe('AWS::SNS::Topic');
+    expect(resources.AlarmTopic?.Properties.TopicName).toBe('forgebridge-ci-alarms');
+    const subscription = resources.AlarmEmailSubscription as Resource & { Condition?: string };
+    expect(subscription.Type).toBe('AWS::SNS::Subscription');
+    expect(subscription.Condition).toBe('AlarmEmailGiven');
+    expect(subscription.Properties).toEqual({
+      TopicArn: { Ref: 'AlarmTopic' },
+      Protocol: 'email',
+      Endpoint: { Ref: 'AlarmEmail' },
+    });
+    expect(template.Conditions?.AlarmEmailGiven).toEqual({
+      'Fn::Not': [{ 'Fn::Equals': [{ Ref: 'AlarmEmail' }, ''] }],
+    });
+    // Unset: the parameter is empty and the condition false; set: the address is the parameter's default.
+    expect(template.Parameters?.AlarmEmail).toMatchObject({ Type: 'String', Default: '' });
+    expect(configured.Parameters?.AlarmEmail).toMatchObject({ Type: 'String', Default: 'ops@example.com' });
+    expect(template.Outputs?.AlarmTopicArn?.Value).toEqual({ Ref: 'AlarmTopic' });
+    const alarms = ofType('AWS::CloudWatch::Alarm');
+    expect(alarms.length).toBeGreaterThanOrEqual(13);
+    for (const [name, resource] of alarms) {
+      expect(resource.Properties.AlarmActions, name).toEqual([{ Ref: 'AlarmTopic' }]);
+      expect(resource.Properties.OKActions, name).toEqual([{ Ref: 'AlarmTopic' }]);
+      expect(resource.Properties.AlarmName, name).toMatch(/^forgebridge-ci-[A-Za-z0-9-]+$/);
+    }
+  });
+
+  it('alarms on more than 5 bad signatures in 5 minutes over every source (FORGEBRIDGE_ALARM_SIGNATURE_FAILURES)', () => {
+    expect(expressionOf('SignatureFailuresAlarm')).toBe(
+      `SELECT SUM(Deliveries) FROM SCHEMA("${NAMESPACE}", Outcome, Source, Verdict, service) WHERE Verdict = 'bad_signature'`,
+    );
+    expect(queries('SignatureFailuresAlarm')[0]?.Period).toBe(300);
+    expect(alarm('SignatureFailuresAlarm')).toMatchObject({
+      Threshold: 5,
+      ComparisonOperator: 'GreaterThanThreshold',
+      EvaluationPeriods: 1,
+      TreatMissingData: 'notBreaching',
+    });
+    expect(alarm('SignatureFailuresAlarm', configured.Resources).Threshold).toBe(3);
+  });
+
+  it('alarms on any ingest 5xx: the HTTP API, the Function URL and the function errors added up', () => {
+    const byId = Object.fromEntries(queries('Ingest5xxAlarm').map((query) => [query.Id, query]));
+    expect(byId.api?.MetricStat?.Metric).toEqual({
+      Namespace: 'AWS/ApiGateway',
+      MetricName: '5xx',
+      Dimensions: [{ Name: 'ApiId', Value: { Ref: 'HttpApi' } }],
+    });
+    for (const [id, metricName] of [
+      ['url', 'Url5xxCount'],
+      ['errors', 'Errors'],
+    ] as const) {
+      expect(byId[id]?.MetricStat?.Metric).toEqual({
+        Namespace: 'AWS/Lambda',
+        MetricName: metricName,
+        Dimensions: [{ Name: 'FunctionName', Value: { Ref: 'IngestLambdaFunction' } }],
+      });
+      expect(byId[id]?.MetricStat).toMatchObject({ Stat: 'Sum', Period: 300 });
+    }
+    expect(expressionOf('Ingest5xxAlarm')).toBe('FILL(api, 0) + FILL(url, 0) + FILL(errors, 0)');
+    expect(alarm('Ingest5xxAlarm')).toMatchObject({
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+  });
+
+  it('alarms when the oldest queued delivery is older than 15 minutes', () => {
+    expect(alarm('QueueOldestAgeAlarm')).toMatchObject({
+      Namespace: NAMESPACE,
+      MetricName: 'QueueOldestAgeSeconds',
+      Dimensions: [{ Name: 'service', Value: 'forgebridge' }],
+      Statistic: 'Maximum',
+      Period: 300,
+      Threshold: 900,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+  });
+
+  it("alarms on one dead letter, from the retrier's metric of today and from the contract's", () => {
+    const byId = Object.fromEntries(queries('DeadLetteredDeliveriesAlarm').map((query) => [query.Id, query]));
+    // The retrier logs QueueMetrics.deadLettered with no dimensions, in the namespace serverless.yml gives it.
+    expect(byId.logged?.MetricStat?.Metric).toEqual({
+      Namespace: NAMESPACE,
+      MetricName: QueueMetrics.deadLettered,
+    });
+    const redrive = functionNamed('redrive').Properties.Environment as { Variables: Record<string, string> };
+    expect(redrive.Variables.FORGEBRIDGE_METRIC_NAMESPACE).toBe(NAMESPACE);
+    expect(byId.counted?.MetricStat?.Metric).toEqual({
+      Namespace: NAMESPACE,
+      MetricName: 'DeadLettered',
+      Dimensions: [{ Name: 'service', Value: 'forgebridge' }],
+    });
+    expect(expressionOf('DeadLetteredDeliveriesAlarm')).toBe('MAX([FILL(logged, 0), FILL(counted, 0)])');
+    expect(alarm('DeadLetteredDeliveriesAlarm')).toMatchObject({
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+  });
+
+  it("alarms on failed invocations of any rule on the bus and on a message in the rules' dead-letter queue", () => {
+    expect(expressionOf('BusFailedInvocationsAlarm')).toBe(
+      `SELECT SUM(FailedInvocations) FROM SCHEMA("AWS/Events", EventBusName, RuleName) WHERE EventBusName = 'forgebridge-ci'`,
+    );
+    expect(alarm('BusFailedInvocationsAlarm')).toMatchObject({ Threshold: 0 });
+    expect(alarm('SubscriberDeadLetterQueueAlarm')).toMatchObject({
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [
+        { Name: 'QueueName', Value: { 'Fn::GetAtt': ['SubscriberDeadLetterQueue', 'QueueName'] } },
+      ],
+      Statistic: 'Maximum',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+  });
+
+  it('gives every function an EventBridge rule invokes its own errors alarm', () => {
+    const subscribers = ofType('AWS::Events::Rule')
+      .filter(([, rule]) => rule.Properties.EventPattern !== undefined)
+      .map(
+        ([, rule]) =>
+          (rule.Properties.Targets as { Arn: { 'Fn::GetAtt': string[] } }[])[0]?.Arn['Fn::GetAtt'][0],
+      )
+      .sort();
+    expect(subscribers).toHaveLength(5);
+    const alarms = ofType('AWS::CloudWatch::Alarm').filter(([id]) => /^On\w+ErrorsAlarm$/.test(id));
+    expect(alarms.map(([id]) => id.replace('ErrorsAlarm', 'LambdaFunction')).sort()).toEqual(subscribers);
+    for (const [id, resource] of alarms) {
+      expect(resource.Properties, id).toMatchObject({
+        Namespace: 'AWS/Lambda',
+        MetricName: 'Errors',
+        Dimensions: [{ Name: 'FunctionName', Value: { Ref: id.replace('ErrorsAlarm', 'LambdaFunction') } }],
+        Statistic: 'Sum',
+        Threshold: 0,
+        ComparisonOperator: 'GreaterThanThreshold',
+      });
+    }
+  });
+
+  it('alarms on reconciler errors (by name: quiet without it) and on deliveries failed at the forge', () => {
+    expect(alarm('ReconcilerErrorsAlarm')).toMatchObject({
+      Namespace: 'AWS/Lambda',
+      MetricName: 'Errors',
+      Dimensions: [{ Name: 'FunctionName', Value: 'forgebridge-ci-reconcile' }],
+      Threshold: 0,
+      TreatMissingData: 'notBreaching',
+    });
+    expect(expressionOf('FailedAtForgeAlarm')).toBe(
+      `SELECT SUM(ReconcileFailedAtForge) FROM SCHEMA("${NAMESPACE}", Source, service)`,
+    );
+    expect(alarm('FailedAtForgeAlarm')).toMatchObject({
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+  });
+
+  it('declares no quiet-source alarm by default, and one per source with FORGEBRIDGE_ALARM_QUIET_HOURS', () => {
+    expect(Object.keys(resources).filter((id) => id.startsWith('QuietSource'))).toEqual([]);
+    const quiet = Object.keys(configured.Resources).filter((id) => id.startsWith('QuietSource'));
+    expect(quiet.sort()).toEqual(['QuietSourceGithubAlarm', 'QuietSourceGitlabAcmeAlarm']);
+    const properties = alarm('QuietSourceGitlabAcmeAlarm', configured.Resources);
+    expect(properties).toMatchObject({
+      AlarmName: 'forgebridge-ci-quiet-source-gitlab-acme',
+      EvaluationPeriods: 6,
+      DatapointsToAlarm: 6,
+      Threshold: 1,
+      ComparisonOperator: 'LessThanThreshold',
+      TreatMissingData: 'breaching',
+    });
+    const metrics = queries('QuietSourceGitlabAcmeAlarm', configured.Resources).filter((q) => q.MetricStat);
+    expect(metrics.map((query) => query.MetricStat?.Metric.Dimensions)).toEqual(
+      ['published', 'queued', 'duplicate', 'in_progress', 'failed'].map((outcome) => [
+        { Name: 'service', Value: 'forgebridge' },
+        { Name: 'Source', Value: 'gitlab-acme' },
+        { Name: 'Verdict', Value: 'verified' },
+        { Name: 'Outcome', Value: outcome },
+      ]),
+    );
+    for (const query of metrics) expect(query.MetricStat).toMatchObject({ Stat: 'Sum', Period: 3600 });
+    expect(expressionOf('QuietSourceGitlabAcmeAlarm', configured.Resources)).toBe(
+      'FILL(m0, 0) + FILL(m1, 0) + FILL(m2, 0) + FILL(m3, 0) + FILL(m4, 0)',
+    );
+  });
+
+  it('stops osls with the variable named when an alarm setting is out of range', async () => {
+    const cases: [Record<string, string>, string][] = [
+      [
+        { FORGEBRIDGE_ALARM_QUIET_HOURS: '25' },
+        '"FORGEBRIDGE_ALARM_QUIET_HOURS" must be a whole number from 0 to 24',
+      ],
+      [
+        { FORGEBRIDGE_ALARM_SIGNATURE_FAILURES: '2.5' },
+        '"FORGEBRIDGE_ALARM_SIGNATURE_FAILURES" must be a whole number from 0 to',
+      ],
+      [
+        { FORGEBRIDGE_ALARM_QUEUE_AGE_SECONDS: '30' },
+        '"FORGEBRIDGE_ALARM_QUEUE_AGE_SECONDS" must be a whole number from 60',
+      ],
+      [{ FORGEBRIDGE_ALARM_EMAIL: 'ops at example' }, '"FORGEBRIDGE_ALARM_EMAIL" must be one email address'],
+    ];
+    await Promise.all(
+      cases.map(([variables, message]) =>
+        expect(osls(['print', '--stage', 'ci', '--path', 'resources'], variables)).rejects.toMatchObject({
+          stdout: expect.stringContaining(message),
+        }),
+      ),
+    );
+  });
+
+  it('builds a dashboard of deliveries, verdicts, ingest duration, queue, subscribers, reconciler and every alarm', () => {
+    expect(resources.OperationsDashboard?.Type).toBe('AWS::CloudWatch::Dashboard');
+    expect(resources.OperationsDashboard?.Properties.DashboardName).toBe('forgebridge-ci');
+    const { text, body } = dashboard();
+    const titles = body.widgets.map((widget) => (widget.properties as { title: string }).title);
+    expect(titles).toEqual([
+      'Alarms',
+      'Deliveries by outcome',
+      'Refused deliveries by verdict and source',
+      'Ingest duration (ms) and body size (bytes)',
+      'Queue: depth, oldest age (s), published, dead-lettered',
+      'Subscriber outcomes',
+      'Subscriber duration p99 (ms)',
+      'Reconciler: failed at the forge, redelivered, recovered',
+    ]);
+    const alarmWidget = body.widgets[0]?.properties as { alarms: string[] };
+    expect(alarmWidget.alarms.sort()).toEqual(
+      ofType('AWS::CloudWatch::Alarm')
+        .map(([id]) => `\${${id}.Arn}`)
+        .sort(),
+    );
+    expect(text).toContain('GROUP BY Outcome');
+    expect(text).toContain("WHERE Verdict != 'verified' GROUP BY Verdict, Source");
+    for (const stat of ['p50', 'p99']) {
+      expect(text).toContain(`"IngestDuration","service","forgebridge",{"stat":"${stat}"`);
+    }
+    // Every `${...}` of the body is a pseudo parameter or an alarm of the template.
+    for (const [, name] of text.matchAll(/\$\{([^}]+)\}/g)) {
+      expect(
+        name === 'AWS::Region' || resources[(name as string).replace('.Arn', '')] !== undefined,
+        name,
+      ).toBe(true);
+    }
+    expect(template.Outputs?.DashboardUrl?.Value).toEqual({
+      'Fn::Sub': `https://\${AWS::Region}.console.aws.amazon.com/cloudwatch/home?region=\${AWS::Region}#dashboards/dashboard/\${OperationsDashboard}`,
+    });
+  });
+
+  it('uses exactly the metric names and dimension sets of docs/operations.md', () => {
+    const contract = metricContract();
+    expect([...contract.keys()]).toEqual(
+      expect.arrayContaining(['Deliveries', 'QueueOldestAgeSeconds', 'SubscriberOutcome', 'DeadLettered']),
+    );
+    expect(contract.get('Deliveries')).toEqual({
+      unit: 'Count',
+      dimensions: ['Outcome', 'Source', 'Verdict'],
+      service: true,
+    });
+    const uses = metricUses();
+    // Each alarm on a custom metric and each widget of the dashboard reads one.
+    expect(new Set(uses.map((use) => use.name)).size).toBeGreaterThanOrEqual(12);
+    for (const use of uses) {
+      const entry = contract.get(use.name);
+      expect(entry, `${use.where}: ${use.name} is not in docs/operations.md`).toBeDefined();
+      const expected = [...(entry?.dimensions ?? []), ...(entry?.service ? ['service'] : [])].sort();
+      expect([...use.dimensions].sort(), `${use.where}: ${use.name}`).toEqual(expected);
+    }
+  });
+
+  it('passes cfn-lint with 0 errors, as packaged and with every alarm variable set', async () => {
+    const merged: Template = structuredClone(template);
+    Object.assign(merged.Resources, configured.Resources);
+    merged.Parameters = { ...merged.Parameters, ...configured.Parameters };
+    const configuredFile = join(dir, 'configured-template.json');
+    writeFileSync(configuredFile, JSON.stringify(merged));
+    const [packaged, withVariables] = await Promise.all([
+      cfnLint(join(dir, 'out/cloudformation-template-update-stack.json')),
+      cfnLint(configuredFile),
+    ]);
+    for (const findings of [packaged, withVariables]) {
+      expect(findings.filter((finding) => finding.Level === 'Error')).toEqual([]);
+      // The only warnings are the DependsOn that osls and the per-function roles plugin write beside a GetAtt.
+      expect(findings.filter((finding) => finding.Rule.Id !== 'W3005')).toEqual([]);
+    }
+  }, 150_000);
 });
