@@ -44,10 +44,11 @@ const closing = new WeakMap<Socket, () => void>();
  * | body is not a JSON object | 400 | `invalid_json` |
  * | a handler failed | 500 | `handler_failed` |
  * | handlers finished | 200 | `{"ok":true}` |
- * | handlers still running after `timeout` (they go on) | 202 | `{"ok":true,"pending":true}` |
+ * | body still arriving or handlers still running `timeout` after the request arrived (they go on) | 202 | `{"ok":true,"pending":true}` |
  *
  * Error bodies are `{"error":{"code","message"}}` and never hold the secret, the signature or handler
- * internals. An answer given before the body is read (404, 415, 400 on headers, 413) never resets the
+ * internals. Every refused delivery (all but the 404) also goes to the `error` handlers, with the answer's
+ * code, status and message. An answer given before the body is read (404, 415, 400 on headers, 413) never resets the
  * connection: an unread body up to `maxBodyBytes` is read and dropped first and the connection is kept; past
  * that the answer says `connection: close` and the connection is closed once the client has sent the rest.
  *
