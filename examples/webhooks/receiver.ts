@@ -37,8 +37,10 @@ export async function start(options: ReceiverOptions = {}): Promise<Receiver> {
     const action = (payload as { action?: unknown }).action;
     log(`verified ${typeof action === 'string' ? `${name}.${action}` : name} (delivery ${id})`);
   });
-  webhooks.on('error', (error) => {
-    log(`handler failed: ${error.code} for ${error.event?.name ?? 'unknown event'}`);
+  // Failed handlers, and every delivery the middleware refuses (forged, misconfigured): the code, never secrets.
+  webhooks.onError((error) => {
+    const what = error.code === 'handler_failed' ? 'handler failed' : 'refused';
+    log(`${what}: ${error.code} for ${error.event?.name ?? 'unknown event'}`);
   });
 
   const server: Server = createServer(webhooks.middleware);

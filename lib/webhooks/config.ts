@@ -3,7 +3,7 @@
  * (and the secret in it) never shows up as a public property. Internal.
  */
 import type { ResolvedDeliveryOptions } from './delivery.js';
-import type { Logger, ReceivedEvent } from './types.js';
+import type { Logger, ReceivedEvent, WebhookEventError } from './types.js';
 
 /** Key of a `Webhooks` instance's internal configuration. Internal. */
 export const kWebhooksConfig: unique symbol = Symbol('forgebridge.webhooks.config');
@@ -15,6 +15,8 @@ export interface WebhooksConfig {
   readonly timeout: number;
   readonly log: Logger;
   readonly receive: (event: ReceivedEvent) => Promise<void>;
+  /** Passes an error to the `error` handlers (the middleware's refusals). */
+  readonly emitError: (error: WebhookEventError) => void;
 }
 
 /** Something that carries a `WebhooksConfig` (a `Webhooks` instance). Internal. */

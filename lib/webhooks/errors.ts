@@ -62,9 +62,10 @@ export class WebhookPayloadError extends WebhooksError {
 
 /**
  * Rejection of a `receive()` in which handlers failed (`handler_failed`, 500): `.errors` holds every
- * handler's error, `.event` the event. The same error is passed to every `error` handler.
+ * handler's error, `.event` the event. The same error is passed to every `error` handler. It is also
+ * iterable over the handler errors (`Array.from(error)`, `for (const e of error)`), as @octokit/webhooks' was.
  */
-export class WebhookReceiveError extends AggregateError {
+export class WebhookReceiveError extends AggregateError implements Iterable<unknown> {
   /** Always `handler_failed`. */
   readonly code: string = ErrorCodes.handlerFailed;
   /** HTTP status the middleware answers with: 500. */
@@ -77,6 +78,30 @@ export class WebhookReceiveError extends AggregateError {
     this.name = 'WebhookReceiveError';
     this.event = event;
   }
+
+  /** The handler errors, in the order of `.errors`. */
+  *[Symbol.iterator](): IterableIterator<unknown> {
+    yield* this.errors;
+  }
+}
+
+/**
+ * The error the middleware emits to the `error` handlers for a delivery it refused: the class and `code`
+ * `verifyAndReceive` uses for the same failure where there is one (`WebhookVerificationError` for
+ * `invalid_signature`, `WebhookPayloadError` for `invalid_json`), else a `WebhooksError` with the answer's code
+ * and status. `message` is the answer's message, which never holds the secret or the signature. Internal.
+ */
+export function refusalError(
+  status: number,
+  code: string,
+  message: string,
+  event: ReceivedEvent | undefined,
+): WebhooksError {
+  const text = `webhook delivery refused: ${message}`;
+  if (code === ErrorCodes.invalidSignature)
+    return new WebhookVerificationError(text, { code, status, event });
+  if (code === ErrorCodes.invalidJson) return new WebhookPayloadError(text, { event });
+  return new WebhooksError(text, { code, status, event });
 }
 
 function receiveErrorMessage(errors: unknown[], name: string): string {

@@ -91,6 +91,16 @@ export class EventHandler<TTransformed = unknown> {
     }
   }
 
+  /** Registers `handler` for every event: the same as `on('*', handler)` (@octokit/webhooks' name). */
+  onAny(handler: WildcardHandlerFunction<TTransformed>): void {
+    this.on('*', handler);
+  }
+
+  /** Registers `handler` for failures: the same as `on('error', handler)` (@octokit/webhooks' name). */
+  onError(handler: ErrorHandlerFunction): void {
+    this.on('error', handler);
+  }
+
   /**
    * Removes `handler` from one name or several: only its most recent registration per name.
    *
@@ -217,8 +227,8 @@ export class EventHandler<TTransformed = unknown> {
 }
 
 /**
- * Creates a standalone event handler: `on`, `removeListener` and `receive` (no secret, no HTTP). The
- * returned functions are bound, so they can be destructured.
+ * Creates a standalone event handler: `on` (and its aliases `onAny`, `onError`), `removeListener` and
+ * `receive` (no secret, no HTTP). The returned functions are bound, so they can be destructured.
  *
  * @example
  * ```ts
@@ -229,10 +239,12 @@ export class EventHandler<TTransformed = unknown> {
  */
 export function createEventHandler<TTransformed = unknown>(
   options?: EventHandlerOptions<TTransformed>,
-): Pick<EventHandler<TTransformed>, 'on' | 'removeListener' | 'receive'> {
+): Pick<EventHandler<TTransformed>, 'on' | 'onAny' | 'onError' | 'removeListener' | 'receive'> {
   const handler = new EventHandler<TTransformed>(options);
   return {
     on: handler.on.bind(handler) as EventHandler<TTransformed>['on'],
+    onAny: handler.onAny.bind(handler),
+    onError: handler.onError.bind(handler),
     removeListener: handler.removeListener.bind(handler) as EventHandler<TTransformed>['removeListener'],
     receive: handler.receive.bind(handler),
   };

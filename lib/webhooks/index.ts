@@ -87,6 +87,7 @@ export type {
   SignatureAlgorithm,
   SignaturePayload,
   SignedEvent,
+  SignKeyOptions,
   SignOptions,
   Transform,
   WebhookEventError,

@@ -2,7 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { type HasWebhooksConfig, kWebhooksConfig } from './config.js';
 import { ErrorCodes } from './constants.js';
-import { readDeliveryBody, readDeliveryHead, receivedEvent } from './delivery.js';
+import { type DeliveryHead, readDeliveryBody, readDeliveryHead, receivedEvent } from './delivery.js';
+import { refusalError } from './errors.js';
 import type { MiddlewareOptions } from './types.js';
 
 /** A request listener for `http.createServer()` and Express/Connect-style frameworks. It never rejects. */
@@ -43,10 +44,11 @@ const closing = new WeakMap<Socket, () => void>();
  * | body is not a JSON object | 400 | `invalid_json` |
  * | a handler failed | 500 | `handler_failed` |
  * | handlers finished | 200 | `{"ok":true}` |
- * | handlers still running after `timeout` (they go on) | 202 | `{"ok":true,"pending":true}` |
+ * | body still arriving or handlers still running `timeout` after the request arrived (they go on) | 202 | `{"ok":true,"pending":true}` |
  *
  * Error bodies are `{"error":{"code","message"}}` and never hold the secret, the signature or handler
- * internals. An answer given before the body is read (404, 415, 400 on headers, 413) never resets the
+ * internals. Every refused delivery (all but the 404) also goes to the `error` handlers, with the answer's
+ * code, status and message. An answer given before the body is read (404, 415, 400 on headers, 413) never resets the
  * connection: an unread body up to `maxBodyBytes` is read and dropped first and the connection is kept; past
  * that the answer says `connection: close` and the connection is closed once the client has sent the rest.
  *
@@ -73,7 +75,7 @@ export function createNodeMiddleware(
   }
   const delivery =
     maxBodyBytes === config.delivery.maxBodyBytes ? config.delivery : { ...config.delivery, maxBodyBytes };
-  const { log, receive } = config;
+  const { log, receive, emitError } = config;
 
   async function handle(
     request: IncomingMessage,
@@ -96,59 +98,72 @@ export function createNodeMiddleware(
 
     const head = readDeliveryHead(request.headers, delivery);
     if (!head.ok) {
+      emitError(refusalError(head.status, head.code, head.message, undefined));
       return answerEarly(request, response, head.status, errorBody(head.code, head.message), maxBodyBytes);
     }
 
+    // The forge's limit covers the whole request, upload included: the clock starts on arrival.
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<typeof TIMED_OUT>((resolve) => {
+      timer = setTimeout(resolve, timeout, TIMED_OUT);
+    });
+    const delivering = deliver(request, response, head);
+    try {
+      if ((await Promise.race([delivering, timedOut])) === TIMED_OUT) {
+        // Reading, verifying and the handlers go on; what they end with reaches the 'error' handlers.
+        delivering.catch((error: unknown) => log.error('webhook middleware failed', error));
+        send(response, 202, PENDING_BODY);
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Reads, verifies and dispatches a delivery whose headers passed; each answer is skipped once a 202 went. */
+  async function deliver(request: IncomingMessage, response: ServerResponse, head: DeliveryHead) {
+    const refuse = (status: number, code: string, message: string, payload?: unknown) => {
+      emitError(refusalError(status, code, message, { id: head.id, name: head.nativeName, payload }));
+    };
     let body: Buffer | string | typeof TOO_LARGE;
     const parsedBody = (request as { body?: unknown }).body;
     if (typeof parsedBody === 'string' || parsedBody instanceof Uint8Array) {
       body = parsedBody as Buffer | string; // a raw-body parser (express.raw / express.text) ran first
     } else if (request.readableEnded) {
-      return sendError(
-        response,
-        500,
-        ErrorCodes.bodyConsumed,
-        'the request body was parsed before the webhook middleware, mount it before body parsers',
-      );
+      const message =
+        'the request body was parsed before the webhook middleware, mount it before body parsers';
+      refuse(500, ErrorCodes.bodyConsumed, message);
+      return sendError(response, 500, ErrorCodes.bodyConsumed, message);
     } else {
       try {
         body = await readBody(request, maxBodyBytes);
       } catch {
+        refuse(400, ErrorCodes.bodyReadFailed, 'the request body could not be read');
         return sendError(response, 400, ErrorCodes.bodyReadFailed, 'the request body could not be read');
       }
     }
     if (body === TOO_LARGE) {
-      return answerAndClose(
-        request,
-        response,
-        413,
-        errorBody(ErrorCodes.payloadTooLarge, `body is larger than the limit of ${maxBodyBytes} bytes`),
-      );
+      const message = `body is larger than the limit of ${maxBodyBytes} bytes`;
+      refuse(413, ErrorCodes.payloadTooLarge, message);
+      return answerAndClose(request, response, 413, errorBody(ErrorCodes.payloadTooLarge, message));
     }
 
     const result = readDeliveryBody(body, head, delivery);
-    if (!result.ok) return sendError(response, result.status, result.code, result.message);
-
-    const receiving = receive(receivedEvent(result));
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<typeof TIMED_OUT>((resolve) => {
-      timer = setTimeout(resolve, timeout, TIMED_OUT);
-    });
+    if (!result.ok) {
+      const text =
+        typeof body === 'string'
+          ? body
+          : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString();
+      refuse(result.status, result.code, result.message, result.status === 413 ? undefined : text);
+      return sendError(response, result.status, result.code, result.message);
+    }
     try {
-      const outcome = await Promise.race([receiving, timedOut]);
-      if (outcome === TIMED_OUT) {
-        // The handlers go on; a later failure still reaches the 'error' handlers.
-        receiving.catch(() => undefined);
-        return send(response, 202, PENDING_BODY);
-      }
+      await receive(receivedEvent(result));
       return send(response, 200, OK_BODY);
     } catch (error) {
       // Details go to the 'error' handlers; the log line names the delivery only.
       const count = (error as { errors?: unknown[] }).errors?.length ?? 1;
       log.error(`${count} webhook handler(s) failed for "${result.name}" delivery "${result.id}"`);
       return sendError(response, 500, ErrorCodes.handlerFailed, 'a webhook handler failed');
-    } finally {
-      clearTimeout(timer);
     }
   }
 

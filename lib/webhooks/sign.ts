@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { type Forge, resolvePreset } from './forges.js';
 import { checkSecret, hmacInput } from './hmac.js';
-import type { Secret, SignatureAlgorithm, SignaturePayload, SignOptions } from './types.js';
+import type { Secret, SignatureAlgorithm, SignaturePayload, SignKeyOptions, SignOptions } from './types.js';
 
 const SIGN_OPTION_KEYS = new Set(['algorithm', 'forge']);
 const DELIVERY_HEADERS_OPTION_KEYS = new Set(['forge', 'name', 'id']);
@@ -22,7 +22,26 @@ const DELIVERY_HEADERS_OPTION_KEYS = new Set(['forge', 'name', 'id']);
  * ```
  * @see https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
  */
-export function sign(secret: Secret, payload: SignaturePayload, options?: SignOptions): string {
+export function sign(secret: Secret, payload: SignaturePayload, options?: SignOptions): string;
+/**
+ * The object form, @octokit/webhooks' `sign({ secret, algorithm }, payload)`: the same as
+ * `sign(secret, payload, { algorithm })`, so the default algorithm is `sha256` here too.
+ *
+ * @throws TypeError as the other form, and when options are also given as a third argument.
+ * @example
+ * ```ts
+ * sign({ secret: 'mysecret', algorithm: 'sha1' }, '{"foo":"bar"}'); // 'sha1=d03207e4b030cf234e3447bac4d93add4c6643d8'
+ * ```
+ */
+export function sign(options: SignKeyOptions, payload: SignaturePayload): string;
+export function sign(first: Secret | SignKeyOptions, payload: SignaturePayload, more?: SignOptions): string {
+  if (first !== null && typeof first === 'object' && !Array.isArray(first)) {
+    if (more !== undefined) throw new TypeError('"options" cannot follow an options object');
+    const { secret, ...options } = first as SignKeyOptions;
+    return sign(secret, payload, options);
+  }
+  const secret = first as Secret;
+  const options = more;
   const checked = checkSecret(secret);
   const data = hmacInput(payload);
   if (options !== undefined && (options === null || typeof options !== 'object')) {

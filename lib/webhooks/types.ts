@@ -26,6 +26,12 @@ export interface SignOptions {
   forge?: Forge;
 }
 
+/** The first argument of `sign`'s object form, `sign({ secret, algorithm }, payload)`. */
+export interface SignKeyOptions extends SignOptions {
+  /** Secret(s); the first one signs. Required. */
+  secret: Secret;
+}
+
 /** Names of the delivery headers, any case. */
 export interface DeliveryHeaderNames {
   /** Event name header. Default `'x-forge-event'`. */

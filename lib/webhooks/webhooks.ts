@@ -90,6 +90,7 @@ export class Webhooks<TTransformed = unknown> {
       timeout,
       log: log ?? console,
       receive: (event) => handler.receive(event),
+      emitError: (error) => handler.emitError(error),
     };
     this.middleware = createNodeMiddleware(this);
   }
@@ -158,6 +159,19 @@ export class Webhooks<TTransformed = unknown> {
       name,
       handler,
     );
+  }
+
+  /** Registers `handler` for every event: the same as `on('*', handler)` (@octokit/webhooks' name). */
+  onAny(handler: WildcardHandlerFunction<TTransformed>): void {
+    this.#handler.onAny(handler);
+  }
+
+  /**
+   * Registers `handler` for failures: the same as `on('error', handler)` (@octokit/webhooks' name). It gets
+   * failed `receive`s, failed verifications and every delivery the middleware refuses.
+   */
+  onError(handler: ErrorHandlerFunction): void {
+    this.#handler.onError(handler);
   }
 
   /** Removes the most recent registration of `handler` for one name or several. */

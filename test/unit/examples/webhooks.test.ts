@@ -41,8 +41,9 @@ describe('examples/webhooks', () => {
       expect(accepted).toEqual({ status: 200, body: '{"ok":true}' });
       const forged = await sendDelivery(receiver.url, 'guessed-secret', 'issues', { action: 'closed' });
       expect(forged.status).toBe(401);
-      expect(lines).toHaveLength(1);
+      expect(lines).toHaveLength(2);
       expect(lines[0]).toMatch(/^verified issues\.opened \(delivery [0-9a-f-]{36}\)$/);
+      expect(lines[1]).toBe('refused: invalid_signature for issues');
     } finally {
       await receiver.close();
     }
