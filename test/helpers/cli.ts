@@ -1,10 +1,8 @@
 // The `forgebridge` CLI run as a process: the pinned node and bin/forgebridge.js, its exit code and output.
 import { execFile } from 'node:child_process';
-import { once } from 'node:events';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { expect } from 'vitest';
+import { freePort } from '../../local-stack/ports.js';
 
 /** The repository's root folder. */
 export const ROOT = new URL('../../', import.meta.url).pathname;
@@ -20,14 +18,8 @@ export const NO_AWS_CREDENTIALS = {
   AWS_EC2_METADATA_DISABLED: 'true',
 };
 
-/** A port on 127.0.0.1 nothing listens on (it was free a moment ago). */
-export async function closedPort(): Promise<number> {
-  const closed = createServer().listen(0, '127.0.0.1');
-  await once(closed, 'listening');
-  const port = (closed.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => closed.close(() => resolve()));
-  return port;
-}
+/** A port on 127.0.0.1 nothing listens on (it was free a moment ago): the local stack's `freePort`. */
+export const closedPort = freePort;
 
 /** A finished CLI process. */
 export interface Run {

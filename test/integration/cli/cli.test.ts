@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type DeliveryResult, type Forge, Forges, readDelivery } from '../../../lib/webhooks/index.js';
-import { expectOneLineError, type Run, runCli } from '../../helpers/cli.js';
+import { closedPort, expectOneLineError, type Run, runCli } from '../../helpers/cli.js';
 
 const SECRET = 'cli-test-secret-5b2e';
 
@@ -521,11 +521,7 @@ describe('bad input: one line on stderr, a non-zero exit code, no stack trace', 
   });
 
   it('an unreachable URL: one line naming it, exit 3', async () => {
-    const closed = createServer();
-    closed.listen(0, '127.0.0.1');
-    await once(closed, 'listening');
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const port = await closedPort();
     const url = `http://127.0.0.1:${port}/webhooks`;
     const result = await run(['send', 'push', '--url', url, '--secret', SECRET]);
     expectOneLineError(result, 3, `could not reach ${url}: connection refused`);

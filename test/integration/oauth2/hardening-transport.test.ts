@@ -21,6 +21,7 @@ import {
   type AuthorizationServer,
   startAuthorizationServer,
 } from '../../../local-stack/authorization-server.js';
+import { freePort } from '../../../local-stack/ports.js';
 import { createTestCertificates, type TestCertificates } from '../../helpers/oauth2-certs.js';
 
 const CLIENT_ID = 'hardening-client';
@@ -475,16 +476,9 @@ describe('a 30 MB response stops at maxResponseBytes', () => {
 describe('transport failures name their cause and never the token', () => {
   const TOKEN = 'query-token-in-failures-8e7d6c';
 
-  async function closedPort(): Promise<number> {
-    const probe = createServer();
-    const port = await listen(probe);
-    await new Promise<void>((resolve) => probe.close(() => resolve()));
-    return port;
-  }
-
   for (const path of PATHS) {
     it(`${path.name}: a refused port is a ConnectionError saying "connection refused"`, async () => {
-      const port = await closedPort();
+      const port = await freePort();
       const client = providerClient({ connection: path.connection() });
       const token = new AccessToken(client, TOKEN, { mode: 'query', param_name: 'api_key' });
 

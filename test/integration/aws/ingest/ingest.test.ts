@@ -1,14 +1,13 @@
 // The ingest as createIngestHandler assembles it (verification, the JSON body parser, createIngest,
 // webhookErrors) against DynamoDB Local, with a bus endpoint that refuses connections for real.
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeliveryQueue, EventPublisher } from '../../../../lib/aws/index.js';
 import { createDedupedPublish } from '../../../../lib/aws/ingest/dedupe.js';
+import { freePort } from '../../../../local-stack/ports.js';
 import { signedDelivery, testIngest } from '../../../helpers/aws-delivery.js';
 import { useDynamoDbLocal } from '../../../helpers/aws-local.js';
 
@@ -17,11 +16,7 @@ let eventBridge: EventBridgeClient;
 
 beforeAll(async () => {
   // A port nothing listens on: the bus endpoint is down (connection refused), for real.
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : 0;
-  await new Promise((resolve) => server.close(resolve));
+  const port = await freePort();
   eventBridge = new EventBridgeClient({
     endpoint: `http://127.0.0.1:${port}`,
     region: 'us-east-1',
