@@ -342,7 +342,14 @@ describe('send', () => {
     expect(result.stdout).toContain(`POST ${url}  issues.opened  ${forge}, delivery ${id}`);
     expect(result.stdout).toContain('202 Accepted');
     expect(received).toHaveLength(1);
-    expect(received[0]?.result).toMatchObject({ ok: true, id, nativeName: 'issues' });
+    // Each forge's own sample: its own event name, routed to the catalogue's issues.opened.
+    expect(received[0]?.result).toMatchObject({
+      ok: true,
+      id,
+      name: 'issues',
+      action: 'opened',
+      nativeName: { gitlab: 'Issue Hook', bitbucket: 'issue:created' }[forge as string] ?? 'issues',
+    });
     expect(received[0]?.headers['user-agent']).toMatch(/^forgebridge-cli\//);
   });
 
@@ -1121,7 +1128,7 @@ describe('replay (local)', () => {
       SECRET,
     ]);
     expect(github.code).toBe(0);
-    expect(github.stdout).toContain('github, delivery');
+    expect(github.stdout).toContain('github, source default, delivery');
     expect(received[0]?.result).toMatchObject({ ok: true, id: ids.opened });
     expect(received[0]?.headers['x-hub-signature']).toBe(
       `sha1=${createHmac('sha1', SECRET).update(issuesBody).digest('hex')}`,
@@ -1312,7 +1319,7 @@ describe('dev --proxy', () => {
       if (waited > 15_000) throw new Error('timed out waiting for the relay');
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    expect(started.stdout()).toContain('(gitea headers; Ctrl-C stops)');
+    expect(started.stdout()).toContain('(gitea headers, source gitea; Ctrl-C stops)');
     const id = randomUUID();
     const body = '{"ref":"refs/heads/main"}';
     await fetch(channel.url, {
