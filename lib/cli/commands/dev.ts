@@ -189,7 +189,7 @@ async function dev(options: DevOptions, version: string): Promise<number> {
   return ExitCodes.ok;
 }
 
-/** `, source gitlab: the forge signs with its secret` for a local source. */
+/** `, source gitlab: the forge must sign with this source's secret` for a local source; the source for a URL. */
 function relaySource(target: Target): string {
   if (target.source === undefined) return '';
   return `, ${sourceLabel(target)}${target.local ? ": the forge must sign with this source's secret" : ''}`;
