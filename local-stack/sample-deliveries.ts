@@ -3,7 +3,14 @@
 // sample in that forge's names, signed and sent with its own headers.
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { deliveryHeaders, type Forge, sign } from '../lib/webhooks/index.js';
+import {
+  deliveryHeaders,
+  type Forge,
+  forgeOwnSample,
+  forgeOwnSampleNames,
+  hasOwnShapes,
+  sign,
+} from '../lib/webhooks/index.js';
 
 /** One example payload with the event name it belongs to. */
 export interface ExampleDelivery {
@@ -112,90 +119,23 @@ export interface ForgeSample {
   payload: Record<string, unknown>;
 }
 
-const gitlabProject = { id: 15, name: 'hello', path_with_namespace: 'octo/hello' };
-const gitlabUser = { id: 1, name: 'Octo', username: 'octo' };
-const bitbucketRepository = { type: 'repository', name: 'hello', full_name: 'octo/hello' };
-const bitbucketActor = { type: 'user', display_name: 'Octo' };
-
-// Small payloads in the shapes GitLab ("Webhook events") and Bitbucket Cloud ("Event payloads") document, for
-// the catalogue names they map to (docs/forges.md).
-const OWN_SAMPLES: Record<'gitlab' | 'bitbucket', Record<string, [string, Record<string, unknown>]>> = {
-  gitlab: {
-    'pull_request.opened': [
-      'Merge Request Hook',
-      {
-        object_kind: 'merge_request',
-        user: gitlabUser,
-        project: gitlabProject,
-        object_attributes: { id: 99, iid: 1, title: 'Add a feature', state: 'opened', action: 'open' },
-      },
-    ],
-    'issues.opened': [
-      'Issue Hook',
-      {
-        object_kind: 'issue',
-        user: gitlabUser,
-        project: gitlabProject,
-        object_attributes: { id: 301, iid: 1, title: 'A bug', state: 'opened', action: 'open' },
-      },
-    ],
-    push: [
-      'Push Hook',
-      {
-        object_kind: 'push',
-        ref: 'refs/heads/main',
-        before: '95790bf891e76fee5e1747ab589903a6a1f80f22',
-        after: 'da1560886d4f094c3e6c9ef40349f7d38b5d27d7',
-        user_username: 'octo',
-        project: gitlabProject,
-        commits: [],
-        total_commits_count: 0,
-      },
-    ],
-  },
-  bitbucket: {
-    'pull_request.opened': [
-      'pullrequest:created',
-      {
-        actor: bitbucketActor,
-        repository: bitbucketRepository,
-        pullrequest: { type: 'pullrequest', id: 1, title: 'Add a feature', state: 'OPEN' },
-      },
-    ],
-    'issues.opened': [
-      'issue:created',
-      {
-        actor: bitbucketActor,
-        repository: bitbucketRepository,
-        issue: { type: 'issue', id: 1, title: 'A bug', state: 'new' },
-      },
-    ],
-    push: [
-      'repo:push',
-      {
-        actor: bitbucketActor,
-        repository: bitbucketRepository,
-        push: { changes: [{ new: { type: 'branch', name: 'main' }, old: { type: 'branch', name: 'main' } }] },
-      },
-    ],
-  },
-};
-
 /**
  * A sample delivery as `forge` sends it for a catalogue name (`issues.opened`, `push`): GitHub, Gitea and Forgejo
  * send GitHub's names and payload shapes (the @octokit/webhooks-examples payload), GitLab and Bitbucket their own
- * names and small payloads in their documented shapes (`pull_request.opened`, `issues.opened` and `push` only).
+ * names and small payloads in their documented shapes (lib/webhooks' `forgeOwnSample`: `pull_request.opened`,
+ * `issues.opened` and `push` only).
  *
  * @throws TypeError listing the known names when there is no sample.
  */
 export function forgeSample(forge: Forge, eventName: string): ForgeSample {
-  if (forge === 'gitlab' || forge === 'bitbucket') {
-    const samples = OWN_SAMPLES[forge];
-    const found = Object.hasOwn(samples, eventName) ? samples[eventName] : undefined;
+  if (hasOwnShapes(forge)) {
+    const found = forgeOwnSample(forge, eventName);
     if (found === undefined) {
-      throw new TypeError(`no ${forge} sample for "${eventName}"; known: ${Object.keys(samples).join(', ')}`);
+      throw new TypeError(
+        `no ${forge} sample for "${eventName}"; known: ${forgeOwnSampleNames(forge).join(', ')}`,
+      );
     }
-    return { forge, nativeName: found[0], payload: structuredClone(found[1]) };
+    return { forge, nativeName: found.nativeName, payload: found.payload };
   }
   const { name, payload } = sampleDelivery(eventName);
   return { forge, nativeName: name, payload };

@@ -1,14 +1,16 @@
-// `npm start`: the local stack on embedded defaults, no AWS account needed. Prints the webhook URL and the
-// development secret; `npm run send -- issues.opened` posts a signed sample delivery to it. Ctrl-C stops every
+// `npm start`: the local stack on embedded defaults, no AWS account needed. Prints every webhook source (name,
+// forge, URL, development secret) and writes them to the state file the `forgebridge` CLI reads
+// (`.tmp/local-stack.json`, or FORGEBRIDGE_STATE_FILE); `npx forgebridge send issues.opened` posts a signed sample. Ctrl-C stops every
 // server and child process (DynamoDB Local's Java included).
 import { once } from 'node:events';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { DEVELOPMENT_WEBHOOK_SECRET, startLocalStack } from '../local-stack/stack.js';
+import { sourceLines, writeStateFile } from '../local-stack/state-file.js';
 
 const root = new URL('..', import.meta.url).pathname;
-const stateFile = join(root, '.tmp/local-stack.json');
+const stateFile = process.env.FORGEBRIDGE_STATE_FILE || join(root, '.tmp/local-stack.json');
 
 /** The wanted port when it is free, else a free one. */
 async function preferredPort(wanted: number): Promise<number> {
@@ -41,35 +43,23 @@ const stack = await startLocalStack({
   output: 'inherit',
 });
 
-mkdirSync(join(root, '.tmp'), { recursive: true });
-writeFileSync(
-  stateFile,
-  // `forgebridge deliveries`, `show` and `replay` read the delivery log through DynamoDB Local's endpoint and table.
-  `${JSON.stringify(
-    {
-      webhookUrl: stack.webhookUrl,
-      secret: stack.secret,
-      endpoints: { dynamodb: stack.endpoints.dynamodb },
-      names: { deliveriesTable: stack.names.deliveriesTable },
-    },
-    null,
-    2,
-  )}\n`,
-);
+// `forgebridge send`, `replay` and `dev` find each source here; `deliveries`, `show` and `replay` the delivery log.
+writeStateFile(stack, stateFile);
 
 console.log(`
 forgebridge local stack ready in ${((Date.now() - started) / 1000).toFixed(1)} s
 
-  webhook URL      ${stack.webhookUrl}
   inspector        ${stack.inspectorUrl}   (live delivery log, replay, samples)
-  webhook secret   ${stack.secret}   (development only)
+  webhook sources  each forge posts to its own URL, signed with its own secret (development only):
+${sourceLines(stack.sources, '    ').join('\n')}
   event bus        ${stack.names.bus} on ${stack.endpoints.eventBridge}
   DynamoDB Local   ${stack.endpoints.dynamodb}  (tables ${stack.names.dedupeTable}, ${stack.names.tokenTable})
   S3 (s3rver)      ${stack.endpoints.s3}  (bucket ${stack.names.bucket})
   OAuth issuer     ${stack.endpoints.issuer}
   forge API        ${stack.endpoints.forgeApi}
 
-Send a signed sample delivery:  npm run send -- issues.opened
+Send a signed sample delivery:   npx forgebridge send issues.opened
+  as a forge does, to its source: npx forgebridge send pull_request.opened --forge gitlab
 Press Ctrl-C to stop everything.
 `);
 

@@ -10,7 +10,7 @@ import type { Command } from 'commander';
 import { DeliveryLog } from '../aws/delivery-log/index.js';
 import { CliError, ExitCodes } from './errors.js';
 import { NETWORK_REASONS as SHARED_NETWORK_REASONS } from './http.js';
-import { checkUrl, STATE_FILE } from './local-stack.js';
+import { checkUrl, STATE_FILE, stateFile } from './local-stack.js';
 
 /** The delivery log table of the local stack (`forgebridge-<stage>-deliveries`, stage `local`). */
 export const LOCAL_DELIVERIES_TABLE = 'forgebridge-local-deliveries';
@@ -82,7 +82,7 @@ export async function resolveLogTarget(
       label: `stage "${options.stage}"`,
     };
   }
-  const state = readLocalState();
+  const state = readLocalState(stateFile(env));
   const given = nonEmpty(options.endpoint) ?? nonEmpty(env.FORGEBRIDGE_DYNAMODB_ENDPOINT);
   const endpoint = given ?? state.dynamodbEndpoint;
   if (endpoint === undefined) {

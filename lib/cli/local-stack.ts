@@ -1,8 +1,10 @@
 /**
- * Where `forgebridge send` posts by default: the local stack `npm start` runs, found the way `npm run send`
- * finds it (FORGEBRIDGE_WEBHOOK_URL / _SECRET, then the state file `npm start` writes, then its defaults).
+ * Where `forgebridge send`, `replay` and `dev` post by default: the local stack `npm start` runs, found through
+ * the state file it writes (every webhook source with its forge, URL and secret), else its defaults; or the URL
+ * and secret given with "--url" / "--secret" or FORGEBRIDGE_WEBHOOK_URL / _SECRET.
  */
 import { readFileSync } from 'node:fs';
+import { type Forge, Forges } from '../webhooks/index.js';
 import { CliError } from './errors.js';
 
 /** The webhook URL `npm start` prints when its preferred port 3000 is free. */
@@ -14,55 +16,200 @@ export const DEFAULT_WEBHOOK_URL = 'http://127.0.0.1:3000/webhooks';
  */
 export const DEVELOPMENT_WEBHOOK_SECRET = 'forgebridge-development-secret';
 
-/** The file `npm start` writes with the running stack's webhook URL and secret. */
+/** The file `npm start` writes with the running stack's sources, unless FORGEBRIDGE_STATE_FILE names another. */
 export const STATE_FILE = new URL('../../.tmp/local-stack.json', import.meta.url);
 
-/** Where to send and with which secret. */
+/** The state file to read: FORGEBRIDGE_STATE_FILE, else {@link STATE_FILE}. */
+export function stateFile(env: NodeJS.ProcessEnv = process.env): URL | string {
+  return nonEmpty(env.FORGEBRIDGE_STATE_FILE) ?? STATE_FILE;
+}
+
+/** One webhook source of the local stack, as its state file lists it. */
+export interface LocalSource {
+  readonly name: string;
+  readonly forge: Forge;
+  /** Where this source's forge posts. */
+  readonly url: string;
+  /** The secret(s) it verifies with, comma-separated. */
+  readonly secret: string;
+}
+
+/** What the CLI reads of the state file. */
+export interface LocalStackState {
+  readonly webhookUrl?: string;
+  readonly secret?: string;
+  /** Every source, when the stack listed them (older state files did not). */
+  readonly sources?: readonly LocalSource[];
+}
+
+/** Where to send, with which secret, as which forge. */
 export interface Target {
   readonly url: string;
   readonly secret: string;
-  /** Whether the URL is the local stack's (not given with "--url" or FORGEBRIDGE_WEBHOOK_URL). */
+  /** Whether it is the local stack (no "--url" nor FORGEBRIDGE_WEBHOOK_URL). */
   readonly local: boolean;
+  /** The forge: "--forge", else the local source's, else `generic`. */
+  readonly forge: Forge;
+  /** The local source posted to, or the "--source" appended to the URL. */
+  readonly source?: string;
+  /** Whether the local source was picked for "--forge" (no "--source" given). */
+  readonly pickedByForge?: boolean;
 }
 
 /** What the user gave. */
 export interface TargetOptions {
   url?: string | undefined;
   secret?: string | undefined;
-  /** A webhook source of the ingest: posts to `/webhooks/{source}` of the local stack. */
+  /** A webhook source of the ingest: the local stack's source of that name, or `{url}/{source}`. */
   source?: string | undefined;
+  forge?: Forge | undefined;
 }
 
 const SOURCE_NAME = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 
 /**
- * The URL and secret to send with: "--url" / "--secret", else FORGEBRIDGE_WEBHOOK_URL / _SECRET, else the
- * running local stack's, else its defaults. The development secret is used only with the local stack's URL:
- * with another URL a secret must be given.
+ * The target to send to. With "--url" / FORGEBRIDGE_WEBHOOK_URL: that URL (plus `/{source}`, except `default`),
+ * signed with "--secret" / FORGEBRIDGE_WEBHOOK_SECRET. Otherwise the local stack: the source named by
+ * "--source", else the local source of "--forge", else `default`; signed with "--secret", else that source's own
+ * secret (the state file's; without one, the stack's convention over FORGEBRIDGE_WEBHOOK_SECRET or the
+ * development secret); as "--forge", else that source's forge.
  *
- * @throws CliError when the URL is not http(s), the source name is invalid, or a secret is missing.
+ * @throws CliError when the URL is not http(s), the source name is invalid or unknown to the local stack, the
+ * local stack has no source of the forge, or a secret is missing.
  */
 export function resolveTarget(options: TargetOptions, env: NodeJS.ProcessEnv = process.env): Target {
-  const given = nonEmpty(options.url) ?? nonEmpty(env.FORGEBRIDGE_WEBHOOK_URL);
-  const state = given === undefined ? readState() : {};
-  let url = given ?? nonEmpty(state.webhookUrl) ?? DEFAULT_WEBHOOK_URL;
-  checkUrl(url, options.url === undefined ? 'FORGEBRIDGE_WEBHOOK_URL' : '--url');
-  if (options.source !== undefined) {
-    if (!SOURCE_NAME.test(options.source)) {
-      throw new CliError(
-        '"--source" must be lowercase letters, digits and inner hyphens (at most 64 characters)',
-      );
-    }
-    if (options.source !== 'default') url = `${url.replace(/\/+$/, '')}/${options.source}`;
+  if (options.source !== undefined && !SOURCE_NAME.test(options.source)) {
+    throw new CliError(
+      '"--source" must be lowercase letters, digits and inner hyphens (at most 64 characters)',
+    );
   }
-  const secret =
-    nonEmpty(options.secret) ??
-    nonEmpty(env.FORGEBRIDGE_WEBHOOK_SECRET)?.split(',')[0] ??
-    (given === undefined ? (nonEmpty(state.secret)?.split(',')[0] ?? DEVELOPMENT_WEBHOOK_SECRET) : undefined);
+  const given = nonEmpty(options.url) ?? nonEmpty(env.FORGEBRIDGE_WEBHOOK_URL);
+  if (given === undefined) return localTarget(options, env);
+  checkUrl(given, options.url === undefined ? 'FORGEBRIDGE_WEBHOOK_URL' : '--url');
+  const url =
+    options.source === undefined || options.source === 'default'
+      ? given
+      : `${given.replace(/\/+$/, '')}/${options.source}`;
+  const secret = nonEmpty(options.secret) ?? nonEmpty(env.FORGEBRIDGE_WEBHOOK_SECRET)?.split(',')[0];
   if (secret === undefined || secret.length === 0) {
     throw new CliError('missing secret: pass "--secret" (or set FORGEBRIDGE_WEBHOOK_SECRET) with "--url"');
   }
-  return { url, secret, local: given === undefined };
+  return {
+    url,
+    secret,
+    local: false,
+    forge: options.forge ?? 'generic',
+    ...(options.source === undefined ? {} : { source: options.source }),
+  };
+}
+
+function localTarget(options: TargetOptions, env: NodeJS.ProcessEnv): Target {
+  const sources = localSources(readStackState(stateFile(env)), env);
+  let source: LocalSource | undefined;
+  if (options.source !== undefined) {
+    source = sources.find((candidate) => candidate.name === options.source);
+    if (source === undefined) {
+      throw new CliError(`the local stack has no source "${options.source}" (${listSources(sources)})`);
+    }
+  } else if (options.forge !== undefined && options.forge !== 'generic') {
+    source = sources.find((candidate) => candidate.forge === options.forge);
+    if (source === undefined) {
+      throw new CliError(
+        `the local stack has no ${options.forge} source: pass "--source <name>" (${listSources(sources)})`,
+      );
+    }
+  } else {
+    source = sources.find((candidate) => candidate.name === 'default') ?? sources[0];
+    if (source === undefined) throw new CliError('the local stack lists no source: restart "npm start"');
+  }
+  const secret = nonEmpty(options.secret) ?? source.secret.split(',')[0] ?? '';
+  if (secret.length === 0) {
+    throw new CliError(`the local source "${source.name}" has no secret: pass "--secret"`);
+  }
+  return {
+    url: source.url,
+    secret,
+    local: true,
+    forge: options.forge ?? source.forge,
+    source: source.name,
+    ...(options.source === undefined && source.name !== 'default' ? { pickedByForge: true } : {}),
+  };
+}
+
+/**
+ * The source a target posts to, for the CLI's first line: `source gitlab`, and for a local source picked by
+ * "--forge", `source gitlab (the local stack's source for --forge gitlab)`; empty without a source.
+ */
+export function sourceLabel(target: Target): string {
+  if (target.source === undefined) return '';
+  const why = target.pickedByForge ? ` (the local stack's source for --forge ${target.forge})` : '';
+  return `source ${target.source}${why}`;
+}
+
+/** `its sources: default (generic), github (github), …`. */
+function listSources(sources: readonly LocalSource[]): string {
+  return `its sources: ${sources.map((source) => `${source.name} (${source.forge})`).join(', ')}`;
+}
+
+/**
+ * The local stack's sources: the state file's list, else the stack's own layout over its webhook URL and
+ * secret (else the defaults): `default` (generic) at the URL with the secret, and one source per other forge,
+ * named after it, at `{url}/{forge}` with `{secret}-{forge}`.
+ */
+export function localSources(state: LocalStackState, env: NodeJS.ProcessEnv = process.env): LocalSource[] {
+  if (state.sources !== undefined && state.sources.length > 0) return [...state.sources];
+  const url = (nonEmpty(state.webhookUrl) ?? DEFAULT_WEBHOOK_URL).replace(/\/+$/, '');
+  const secret =
+    nonEmpty(env.FORGEBRIDGE_WEBHOOK_SECRET)?.split(',')[0] ??
+    nonEmpty(state.secret)?.split(',')[0] ??
+    DEVELOPMENT_WEBHOOK_SECRET;
+  return Forges.map((forge) =>
+    forge === 'generic'
+      ? { name: 'default', forge, url, secret }
+      : { name: forge, forge, url: `${url}/${forge}`, secret: `${secret}-${forge}` },
+  );
+}
+
+/**
+ * The running local stack's state file: its webhook URL, secret and sources (entries that are not a source
+ * with a valid name, a known forge, an http(s) URL and a secret are left out); nothing from a missing or
+ * half-written file.
+ */
+export function readStackState(file: URL | string = STATE_FILE): LocalStackState {
+  let state: Record<string, unknown>;
+  try {
+    const parsed = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return {};
+    state = parsed as Record<string, unknown>;
+  } catch {
+    // No local stack running (or a half-written file): the defaults apply.
+    return {};
+  }
+  const webhookUrl = typeof state.webhookUrl === 'string' ? state.webhookUrl : undefined;
+  const secret = typeof state.secret === 'string' ? state.secret : undefined;
+  const sources = Array.isArray(state.sources) ? state.sources.filter(isSource) : undefined;
+  return {
+    ...(webhookUrl === undefined ? {} : { webhookUrl }),
+    ...(secret === undefined ? {} : { secret }),
+    ...(sources === undefined
+      ? {}
+      : { sources: sources.map(({ name, forge, url, secret }) => ({ name, forge, url, secret })) }),
+  };
+}
+
+function isSource(value: unknown): value is LocalSource {
+  if (value === null || typeof value !== 'object') return false;
+  const { name, forge, url, secret } = value as Record<string, unknown>;
+  return (
+    typeof name === 'string' &&
+    SOURCE_NAME.test(name) &&
+    typeof forge === 'string' &&
+    (Forges as readonly string[]).includes(forge) &&
+    typeof url === 'string' &&
+    /^https?:\/\//.test(url) &&
+    typeof secret === 'string' &&
+    secret.length > 0
+  );
 }
 
 /** Checks that `url` is an http(s) URL. */
@@ -75,18 +222,6 @@ export function checkUrl(url: string, option: string): void {
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     throw new CliError(`"${option}" must be an http or https URL`);
-  }
-}
-
-function readState(): { webhookUrl?: string; secret?: string } {
-  try {
-    const state = JSON.parse(readFileSync(STATE_FILE, 'utf8')) as unknown;
-    return state !== null && typeof state === 'object'
-      ? (state as { webhookUrl?: string; secret?: string })
-      : {};
-  } catch {
-    // No local stack running (or a half-written file): the defaults apply.
-    return {};
   }
 }
 

@@ -46,6 +46,13 @@ export type {
   WebhookEventName,
 } from './event-types.js';
 export {
+  type ForgeOwnSample,
+  forgeOwnSample,
+  forgeOwnSampleNames,
+  hasOwnShapes,
+  type OwnShapeForge,
+} from './forge-samples.js';
+export {
   type Forge,
   type ForgePreset,
   type ForgeRoute,

@@ -11,13 +11,13 @@ import {
   serializePayload,
 } from '../../webhooks/index.js';
 import { CliError, ExitCodes } from '../errors.js';
-import { checkUrl, resolveTarget } from '../local-stack.js';
+import { checkUrl, resolveTarget, sourceLabel, type Target } from '../local-stack.js';
 import { formatBytes, paint, print } from '../output.js';
 
 interface DevOptions {
   proxy: string;
   url?: string;
-  forge: Forge;
+  forge?: Forge;
   source?: string;
   timeout: number;
 }
@@ -33,11 +33,15 @@ export function registerDev(program: Command, version: string): void {
     )
     .option('--url <url>', "post here instead of the local stack's webhook URL")
     .addOption(
-      new Option('--forge <forge>', 'read and write the delivery headers as this forge sends them')
-        .choices(Forges)
-        .default('generic'),
+      new Option(
+        '--forge <forge>',
+        "read and write the delivery headers as this forge sends them (default: the local source's forge, else generic); alone, post to the local source of this forge",
+      ).choices(Forges),
     )
-    .option('--source <name>', 'post to the ingest\'s webhook source "/webhooks/<name>"')
+    .option(
+      '--source <name>',
+      'post to this webhook source of the ingest (the local stack\'s, or "<url>/<name>")',
+    )
     .addOption(
       new Option('--timeout <ms>', 'give up on one relayed delivery after this many milliseconds')
         .default(10_000)
@@ -51,7 +55,8 @@ export function registerDev(program: Command, version: string): void {
       'after',
       `
 Each delivery the channel relays is posted to the ingest with the forge's event, delivery and signature
-headers as received; the ingest verifies the signature with its own secret. One line per delivery.
+headers as received; the ingest verifies the signature with the source's own secret, so the forge's webhook
+must be set up with that secret ("npm start" prints each local source's). One line per delivery.
 A proxy that relays a parsed body (smee.io) is re-serialized the forge's way, which can differ from the
 signed bytes: see docs/webhooks-proxy.md.
 
@@ -80,9 +85,15 @@ export function proxyKeys(forge: Forge): ProxyMessageKeys {
 async function dev(options: DevOptions, version: string): Promise<number> {
   checkUrl(options.proxy, '--proxy');
   // The relay forwards the forge's own signature and signs nothing: a placeholder satisfies the secret check.
-  const target = resolveTarget({ url: options.url, source: options.source, secret: 'not-used-by-dev' });
-  const preset = resolvePreset(options.forge);
-  const keys = proxyKeys(options.forge);
+  const target = resolveTarget({
+    url: options.url,
+    source: options.source,
+    forge: options.forge,
+    secret: 'not-used-by-dev',
+  });
+  const forge = target.forge;
+  const preset = resolvePreset(forge);
+  const keys = proxyKeys(forge);
   let relayed = 0;
   const relay = async (event: SignedEvent): Promise<void> => {
     const body =
@@ -170,12 +181,18 @@ async function dev(options: DevOptions, version: string): Promise<number> {
   }
   opened = true;
   print(
-    `${paint('bold', 'relaying')} ${redact(options.proxy)} ${paint('dim', '->')} ${target.url}  ${paint('dim', `(${options.forge} headers; Ctrl-C stops)`)}`,
+    `${paint('bold', 'relaying')} ${redact(options.proxy)} ${paint('dim', '->')} ${target.url}  ${paint('dim', `(${forge} headers${relaySource(target)}; Ctrl-C stops)`)}`,
   );
   const signal = await stop;
   await channel.close();
   print(paint('dim', `${signal}: stopped, ${relayed} deliver${relayed === 1 ? 'y' : 'ies'} relayed`));
   return ExitCodes.ok;
+}
+
+/** `, source gitlab: the forge must sign with this source's secret` for a local source; the source for a URL. */
+function relaySource(target: Target): string {
+  if (target.source === undefined) return '';
+  return `, ${sourceLabel(target)}${target.local ? ": the forge must sign with this source's secret" : ''}`;
 }
 
 /** The channel URL without its channel name, which lets anyone read it. */

@@ -17,7 +17,7 @@ import {
 } from '../delivery-log.js';
 import { CliError, ExitCodes } from '../errors.js';
 import { postDelivery } from '../http.js';
-import { resolveTarget } from '../local-stack.js';
+import { resolveTarget, sourceLabel } from '../local-stack.js';
 import { formatBytes, paint, print, printJson, type Spinner, startSpinner } from '../output.js';
 import { eventLabel, getDelivery } from './deliveries.js';
 
@@ -118,17 +118,21 @@ async function replayLocal(
     );
   }
   const source = details.source ?? 'default';
-  const target = resolveTarget({ url: options.url, secret: options.secret, source });
-  const explicit = options.secret !== undefined || Boolean(process.env.FORGEBRIDGE_WEBHOOK_SECRET);
-  const secret = target.local && !explicit ? sourceSecret(target.secret, source) : target.secret;
-  const forge = options.forge ?? forgeOf(original.forge);
+  // The local stack's source of that name: its URL, its own secret, and the record's forge unless "--forge".
+  const target = resolveTarget({
+    url: options.url,
+    secret: options.secret,
+    source,
+    forge: options.forge ?? forgeOf(original.forge),
+  });
+  const { secret, forge } = target;
   const id = options.freshId ? randomUUID() : details.deliveryId;
   const headers = replayHeaders(original.headers ?? {}, original.body, { secret, forge, id });
   headers['user-agent'] ??= `forgebridge-cli/${version}`;
   const body = original.body;
   if (!options.json) {
     print(
-      `${paint('bold', 'POST')} ${target.url}  ${paint('cyan', eventLabel(original))}  ${paint('dim', `${forge}, delivery ${id}${id === details.deliveryId ? '' : ` (was ${details.deliveryId})`}, ${formatBytes(body.byteLength)}`)}`,
+      `${paint('bold', 'POST')} ${target.url}  ${paint('cyan', eventLabel(original))}  ${paint('dim', `${forge}, ${sourceLabel(target)}, delivery ${id}${id === details.deliveryId ? '' : ` (was ${details.deliveryId})`}, ${formatBytes(body.byteLength)}`)}`,
     );
   }
   const { response, text, durationMs } = await postDelivery(
@@ -178,14 +182,6 @@ async function replayLocal(
     if (text.length > 0) print(parsed === undefined ? text : JSON.stringify(parsed, null, 2));
   }
   return response.ok ? ExitCodes.ok : ExitCodes.failed;
-}
-
-/**
- * The secret the local stack verifies a source with: its own for `default`, with `-<source>` appended for the
- * others (local-stack/stack.ts `localSourceSecret`; a unit test keeps the two equal without loading the stack).
- */
-export function sourceSecret(secret: string, source: string): string {
-  return source === 'default' ? secret : `${secret}-${source}`;
 }
 
 export { replayHeaders };

@@ -1,18 +1,25 @@
 import { randomUUID } from 'node:crypto';
 import { type Command, Option } from 'commander';
-import { deliveryHeaders, type Forge, Forges } from '../../webhooks/index.js';
+import {
+  deliveryHeaders,
+  type Forge,
+  Forges,
+  forgeOwnSample,
+  forgeOwnSampleNames,
+  hasOwnShapes,
+} from '../../webhooks/index.js';
 import { CliError, ExitCodes } from '../errors.js';
 import { type EventName, findSample, forgeSpelling, parseEventName } from '../events.js';
 import { readPayloadFile } from '../files.js';
 import { NETWORK_REASONS, postDelivery } from '../http.js';
-import { resolveTarget, type Target } from '../local-stack.js';
+import { resolveTarget, sourceLabel, type Target } from '../local-stack.js';
 import { formatBytes, paint, print, printJson } from '../output.js';
 
 interface SendOptions {
   file?: string;
   url?: string;
   secret?: string;
-  forge: Forge;
+  forge?: Forge;
   source?: string;
   id?: string;
   nativeEvent?: string;
@@ -31,13 +38,17 @@ export function registerSend(program: Command, version: string): void {
     .argument('<event[.action]>', 'catalogue event name, for example "issues.opened" or "push"')
     .option('-f, --file <payload.json>', 'post this JSON file (its exact bytes) instead of the sample')
     .option('--url <url>', 'webhook URL (default: the local stack\'s, as "npm start" prints it)')
-    .option('--secret <secret>', "webhook secret (default: the local stack's development secret)")
+    .option('--secret <secret>', "webhook secret (default: the local source's own secret)")
     .addOption(
-      new Option('--forge <forge>', 'write and sign the headers as this forge does')
-        .choices(Forges)
-        .default('generic'),
+      new Option(
+        '--forge <forge>',
+        "write and sign the headers, and shape the sample, as this forge does (default: the local source's forge, else generic); alone, post to the local source of this forge",
+      ).choices(Forges),
     )
-    .option('--source <name>', 'post to the ingest\'s webhook source "/webhooks/<name>"')
+    .option(
+      '--source <name>',
+      'post to this webhook source of the ingest (the local stack\'s, or "<url>/<name>")',
+    )
     .option('--id <delivery-id>', 'delivery id (default: a new UUID)')
     .option('--native-event <name>', 'event header value when the forge names it its own way ("Issue Hook")')
     .addOption(
@@ -52,6 +63,8 @@ export function registerSend(program: Command, version: string): void {
 Examples:
   $ forgebridge send issues.opened
   $ forgebridge send push --forge gitea --json
+  $ forgebridge send pull_request.opened --forge gitlab
+  $ forgebridge send pull_request.opened --source bitbucket
   $ forgebridge send pull_request.opened --file pr.json --url https://example.com/webhooks --secret "$SECRET"`,
     )
     .action(async (name: string, options: SendOptions) => {
@@ -61,29 +74,36 @@ Examples:
 
 async function send(name: string, options: SendOptions, version: string): Promise<number> {
   const event = parseEventName(name);
-  const target = resolveTarget({ url: options.url, secret: options.secret, source: options.source });
-  const { body, nativeName } = await payloadOf(event, options.file);
+  const target = resolveTarget({
+    url: options.url,
+    secret: options.secret,
+    source: options.source,
+    forge: options.forge,
+  });
+  const forge = target.forge;
+  const { body, nativeName } = await payloadOf(event, options.file, forge);
   if (options.id !== undefined && !/^[\x21-\x7e]{1,128}$/.test(options.id)) {
     throw new CliError('"--id" must be 1 to 128 visible ascii characters');
   }
   const id = options.id ?? randomUUID();
   const native = options.nativeEvent ?? nativeName;
   const headers = {
-    ...deliveryHeaders(target.secret, body, { forge: options.forge, name: native, id }),
+    ...deliveryHeaders(target.secret, body, { forge, name: native, id }),
     'user-agent': `forgebridge-cli/${version}`,
   };
   const request = {
     method: 'POST',
     url: target.url,
     event: event.full,
-    forge: options.forge,
+    forge,
+    ...(target.source === undefined ? {} : { source: target.source }),
     nativeEvent: native,
     delivery: id,
     bytes: body.byteLength,
   };
   if (!options.json) {
     print(
-      `${paint('bold', 'POST')} ${target.url}  ${paint('cyan', event.full)}  ${paint('dim', `${options.forge}, delivery ${id}, ${formatBytes(body.byteLength)}`)}`,
+      `${paint('bold', 'POST')} ${target.url}  ${paint('cyan', event.full)}  ${paint('dim', `${forge}, ${target.source === undefined ? '' : `${sourceLabel(target)}, `}delivery ${id}, ${formatBytes(body.byteLength)}`)}`,
     );
   }
   const { response, text, durationMs } = await postDelivery(
@@ -118,7 +138,18 @@ async function send(name: string, options: SendOptions, version: string): Promis
 async function payloadOf(
   event: EventName,
   file: string | undefined,
+  forge: Forge,
 ): Promise<{ body: Buffer; nativeName: string }> {
+  if (file === undefined && hasOwnShapes(forge)) {
+    // GitLab and Bitbucket name events and shape payloads their own way: their sample routes like theirs.
+    const sample = forgeOwnSample(forge, event.full);
+    if (sample === undefined) {
+      throw new CliError(
+        `no ${forge} sample for "${event.full}" (samples: ${forgeOwnSampleNames(forge).join(', ')}): pass a ${forge} payload with "--file" and "--native-event"`,
+      );
+    }
+    return { body: Buffer.from(JSON.stringify(sample.payload), 'utf8'), nativeName: sample.nativeName };
+  }
   if (file === undefined) {
     const sample = findSample(event);
     return { body: Buffer.from(JSON.stringify(sample.payload), 'utf8'), nativeName: sample.nativeName };

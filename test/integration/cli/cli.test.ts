@@ -144,6 +144,16 @@ describe('forgebridge --help', () => {
   });
 });
 
+/** The event header's value of each forge's own sample of issues.opened. */
+const NATIVE_ISSUES_OPENED: Record<Forge, string> = {
+  generic: 'issues',
+  github: 'issues',
+  gitea: 'issues',
+  forgejo: 'issues',
+  gitlab: 'Issue Hook',
+  bitbucket: 'issue:created',
+};
+
 describe('forgebridge send', () => {
   it.each(Forges)('signs a catalogue sample as %s does and the receiver verifies it', async (forge) => {
     const id = `cli-${forge}-1`;
@@ -168,8 +178,9 @@ describe('forgebridge send', () => {
     expect(delivery.result.ok).toBe(true);
     if (!delivery.result.ok) return;
     expect(delivery.result.id).toBe(id);
-    expect(delivery.result.nativeName).toBe('issues');
-    expect((delivery.result.payload as { action: string }).action).toBe('opened');
+    // Each forge's own sample: its own event name, routed to the catalogue's issues.opened.
+    expect(delivery.result.nativeName).toBe(NATIVE_ISSUES_OPENED[forge]);
+    expect([delivery.result.name, delivery.result.action]).toEqual(['issues', 'opened']);
     expect(delivery.headers['user-agent']).toMatch(/^forgebridge-cli\//);
     // Each forge's own signature header, signed its way.
     const expectedHeader = {

@@ -342,7 +342,14 @@ describe('send', () => {
     expect(result.stdout).toContain(`POST ${url}  issues.opened  ${forge}, delivery ${id}`);
     expect(result.stdout).toContain('202 Accepted');
     expect(received).toHaveLength(1);
-    expect(received[0]?.result).toMatchObject({ ok: true, id, nativeName: 'issues' });
+    // Each forge's own sample: its own event name, routed to the catalogue's issues.opened.
+    expect(received[0]?.result).toMatchObject({
+      ok: true,
+      id,
+      name: 'issues',
+      action: 'opened',
+      nativeName: { gitlab: 'Issue Hook', bitbucket: 'issue:created' }[forge as string] ?? 'issues',
+    });
     expect(received[0]?.headers['user-agent']).toMatch(/^forgebridge-cli\//);
   });
 
@@ -1121,7 +1128,7 @@ describe('replay (local)', () => {
       SECRET,
     ]);
     expect(github.code).toBe(0);
-    expect(github.stdout).toContain('github, delivery');
+    expect(github.stdout).toContain('github, source default, delivery');
     expect(received[0]?.result).toMatchObject({ ok: true, id: ids.opened });
     expect(received[0]?.headers['x-hub-signature']).toBe(
       `sha1=${createHmac('sha1', SECRET).update(issuesBody).digest('hex')}`,
@@ -1295,6 +1302,59 @@ describe('dev --proxy', () => {
     }
   });
 
+  it("relays --forge alone into the local stack's source of that forge, or says which --source to use", async () => {
+    // A state file as `npm start` writes it, its gitea source being this test's verifying receiver.
+    const state = join(tmp, 'dev-state.json');
+    const sources = [
+      { name: 'default', forge: 'generic', url: `${base}/hooks/generic`, secret: SECRET },
+      { name: 'gitea', forge: 'gitea', url: `${base}/hooks/gitea`, secret: SECRET },
+    ];
+    writeFileSync(state, JSON.stringify({ webhookUrl: `${base}/hooks/generic`, secret: SECRET, sources }));
+    const none = await cli(['dev', '--proxy', channel.url, '--forge', 'gitlab'], {
+      FORGEBRIDGE_STATE_FILE: state,
+    });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toBe(
+      'forgebridge: the local stack has no gitlab source: pass "--source <name>" (its sources: default (generic), gitea (gitea))\n',
+    );
+
+    const before = { int: new Set(process.listeners('SIGINT')), term: new Set(process.listeners('SIGTERM')) };
+    const started = start(['dev', '--proxy', channel.url, '--forge', 'gitea'], {
+      FORGEBRIDGE_STATE_FILE: state,
+    });
+    for (let waited = 0; !started.stdout().includes('relaying'); waited += 50) {
+      if (waited > 15_000) throw new Error('timed out waiting for the relay');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(started.stdout()).toContain(
+      `-> ${base}/hooks/gitea  (gitea headers, source gitea (the local stack's source for --forge gitea): the forge must sign with this source's secret; Ctrl-C stops)`,
+    );
+    const id = randomUUID();
+    const body = '{"ref":"refs/heads/main"}';
+    await fetch(channel.url, {
+      method: 'POST',
+      headers: deliveryHeaders(SECRET, body, { forge: 'gitea', name: 'push', id }),
+      body,
+    });
+    for (let waited = 0; !started.stdout().includes(id); waited += 50) {
+      if (waited > 15_000) throw new Error('timed out waiting for the relayed line');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const added = process.listeners('SIGINT').filter((listener) => !before.int.has(listener));
+    (added[0] as (signal: string) => void)('SIGINT');
+    const result = await started.done;
+    expect(result.code).toBe(0);
+    expect(received[0]?.url).toBe('/hooks/gitea');
+    expect(received[0]?.result).toMatchObject({ ok: true, id, name: 'push' });
+    expect(result.stdout).not.toContain(SECRET);
+    for (const [signal, set] of [
+      ['SIGINT', before.int],
+      ['SIGTERM', before.term],
+    ] as const) {
+      for (const listener of process.listeners(signal)) if (!set.has(listener)) process.off(signal, listener);
+    }
+  });
+
   it('relays with the headers of --forge into --source, and counts one delivery', async () => {
     const before = { int: new Set(process.listeners('SIGINT')), term: new Set(process.listeners('SIGTERM')) };
     const started = start([
@@ -1312,7 +1372,7 @@ describe('dev --proxy', () => {
       if (waited > 15_000) throw new Error('timed out waiting for the relay');
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    expect(started.stdout()).toContain('(gitea headers; Ctrl-C stops)');
+    expect(started.stdout()).toContain('(gitea headers, source gitea; Ctrl-C stops)');
     const id = randomUUID();
     const body = '{"ref":"refs/heads/main"}';
     await fetch(channel.url, {

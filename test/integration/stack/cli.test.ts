@@ -241,7 +241,7 @@ describe('forgebridge CLI against the local stack', () => {
     expect(replay.stderr).toBe('');
     expect(replay.code).toBe(0);
     const [request, status, ...answer] = replay.stdout.trimEnd().split('\n');
-    expect(request).toContain(`issues.opened  generic, delivery ${sentId}, `);
+    expect(request).toContain(`issues.opened  generic, source default, delivery ${sentId}, `);
     expect(status).toMatch(/^200 OK {2}\d+ ms$/);
     expect(JSON.parse(answer.join('\n'))).toMatchObject({ duplicate: true });
     await row(sentId, 'duplicate').waitFor({ timeout: 5_000 });

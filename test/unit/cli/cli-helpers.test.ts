@@ -152,6 +152,7 @@ describe('resolveTarget()', () => {
       url: 'http://a/x',
       secret: 's',
       local: false,
+      forge: 'generic',
     });
     expect(
       resolveTarget({}, { FORGEBRIDGE_WEBHOOK_URL: 'https://b/y', FORGEBRIDGE_WEBHOOK_SECRET: 'one,two' }),
@@ -159,14 +160,16 @@ describe('resolveTarget()', () => {
       url: 'https://b/y',
       secret: 'one',
       local: false,
+      forge: 'generic',
     });
   });
 
   it('falls back on the local stack (its state file or its defaults)', () => {
-    const target = resolveTarget({}, {});
+    const target = resolveTarget({}, { FORGEBRIDGE_STATE_FILE: '/nonexistent/forgebridge-state.json' });
     expect(target.local).toBe(true);
     expect(target.url.startsWith('http://127.0.0.1:')).toBe(true);
-    expect(target.secret.length).toBeGreaterThan(0);
+    expect(target.secret).toBe(DEVELOPMENT_WEBHOOK_SECRET);
+    expect(target.url).toBe(DEFAULT_WEBHOOK_URL);
     expect(DEFAULT_WEBHOOK_URL).toBe('http://127.0.0.1:3000/webhooks');
   });
 
