@@ -9,6 +9,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { isSourceName, SOURCE_NAME_RULE } from '../lib/aws/index.js';
 import { type Forge, Forges } from '../lib/webhooks/index.js';
 import {
   forgeSample,
@@ -43,8 +44,8 @@ if (!(Forges as readonly string[]).includes(forge)) {
 // The local stack serves one source per forge, named after it; `default` is the generic one.
 const source =
   values.source ?? LOCAL_SOURCES.find((candidate) => candidate.forge === forge)?.name ?? 'default';
-if (!/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/.test(source)) {
-  fail('"--source" must be lowercase letters, digits and inner hyphens');
+if (!isSourceName(source)) {
+  fail(`"--source" must be ${SOURCE_NAME_RULE}`);
 }
 
 const stateFile = join(root, '.tmp/local-stack.json');

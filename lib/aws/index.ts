@@ -104,6 +104,7 @@ export {
   resolveDelivery,
 } from './ingest/resolve-delivery.js';
 export { createSubscriber, type SubscriberOptions } from './ingest/subscriber.js';
+export { errorCode, isDeliveryId, isOffline, isSourceName, positive, SOURCE_NAME_RULE } from './rules.js';
 export {
   createSecretsProvider,
   type SecretsProvider,

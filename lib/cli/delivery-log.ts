@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Command } from 'commander';
-import { DeliveryLog } from '../aws/delivery-log/index.js';
+import { DeliveryLog, isDeliveryId } from '../aws/index.js';
 import { CliError, ExitCodes } from './errors.js';
 import { NETWORK_REASONS as SHARED_NETWORK_REASONS } from './http.js';
 import { checkUrl, STATE_FILE, stateFile } from './local-stack.js';
@@ -310,7 +310,7 @@ export function parseSince(value: string, now: number = Date.now(), option = '--
 
 /** A delivery id as the log accepts it: 1 to 256 visible ascii characters. */
 export function checkDeliveryId(id: string): string {
-  if (!/^[\x21-\x7e]{1,256}$/.test(id)) {
+  if (!isDeliveryId(id)) {
     throw new CliError('"<delivery-id>" must be 1 to 256 visible ascii characters');
   }
   return id;

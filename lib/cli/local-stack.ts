@@ -4,6 +4,7 @@
  * and secret given with "--url" / "--secret" or FORGEBRIDGE_WEBHOOK_URL / _SECRET.
  */
 import { readFileSync } from 'node:fs';
+import { isSourceName } from '../aws/index.js';
 import { type Forge, Forges } from '../webhooks/index.js';
 import { CliError } from './errors.js';
 
@@ -65,8 +66,6 @@ export interface TargetOptions {
   forge?: Forge | undefined;
 }
 
-const SOURCE_NAME = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
-
 /**
  * The target to send to. With "--url" / FORGEBRIDGE_WEBHOOK_URL: that URL (plus `/{source}`, except `default`),
  * signed with "--secret" / FORGEBRIDGE_WEBHOOK_SECRET. Otherwise the local stack: the source named by
@@ -78,7 +77,7 @@ const SOURCE_NAME = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
  * local stack has no source of the forge, or a secret is missing.
  */
 export function resolveTarget(options: TargetOptions, env: NodeJS.ProcessEnv = process.env): Target {
-  if (options.source !== undefined && !SOURCE_NAME.test(options.source)) {
+  if (options.source !== undefined && !isSourceName(options.source)) {
     throw new CliError(
       '"--source" must be lowercase letters, digits and inner hyphens (at most 64 characters)',
     );
@@ -202,7 +201,7 @@ function isSource(value: unknown): value is LocalSource {
   const { name, forge, url, secret } = value as Record<string, unknown>;
   return (
     typeof name === 'string' &&
-    SOURCE_NAME.test(name) &&
+    isSourceName(name) &&
     typeof forge === 'string' &&
     (Forges as readonly string[]).includes(forge) &&
     typeof url === 'string' &&

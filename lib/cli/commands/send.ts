@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Command, Option } from 'commander';
+import { isDeliveryId } from '../../aws/index.js';
 import {
   deliveryHeaders,
   type Forge,
@@ -82,8 +83,8 @@ async function send(name: string, options: SendOptions, version: string): Promis
   });
   const forge = target.forge;
   const { body, nativeName } = await payloadOf(event, options.file, forge);
-  if (options.id !== undefined && !/^[\x21-\x7e]{1,128}$/.test(options.id)) {
-    throw new CliError('"--id" must be 1 to 128 visible ascii characters');
+  if (options.id !== undefined && !isDeliveryId(options.id)) {
+    throw new CliError('"--id" must be 1 to 256 visible ascii characters');
   }
   const id = options.id ?? randomUUID();
   const native = options.nativeEvent ?? nativeName;

@@ -833,7 +833,7 @@ describe('bad input: one line on stderr, a non-zero exit code, no stack trace', 
     expectOneLineError(
       await cli(['send', 'push', '--id', 'with space', '--url', base, '--secret', 'x']),
       2,
-      '"--id" must be 1 to 128 visible ascii characters',
+      '"--id" must be 1 to 256 visible ascii characters',
     );
     expectOneLineError(
       await cli(['send', 'push', '--timeout', 'soon']),
