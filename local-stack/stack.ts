@@ -6,8 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DeliveryLog } from '../lib/aws/delivery-log/index.js';
-import { sourceSecretEnv } from '../lib/aws/ingest/config.js';
+import { DeliveryLog, sourceSecretEnv } from '../lib/aws/index.js';
 import { type Forge, Forges } from '../lib/webhooks/index.js';
 import {
   type AuthorizationServer,

@@ -69,6 +69,7 @@ export {
   type WebhookSourceConfig,
 } from './ingest/config.js';
 export { type DeliveryLogMiddlewareOptions, deliveryLog } from './ingest/delivery-log-middleware.js';
+export { buildEventEntry, type EventEntryOptions } from './ingest/event-entry.js';
 export {
   createIngest,
   type IngestHandler,
@@ -146,6 +147,7 @@ export {
 export type {
   Delivery,
   DeliveryDetail,
+  DeliveryEntry,
   IngestResponse,
   LoggerLike,
   PayloadRef,

@@ -11,9 +11,8 @@ import {
   StartReplayCommand,
 } from '@aws-sdk/client-eventbridge';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import type { DeliveryRecord } from '../aws/delivery-log/index.js';
-import { buildEventEntry } from '../aws/ingest/event-entry.js';
-import type { DeliveryEntry, PayloadRef } from '../aws/types.js';
+import type { DeliveryRecord } from '../aws/index.js';
+import { buildEventEntry, type DeliveryEntry, type PayloadRef } from '../aws/index.js';
 import { CliError, ExitCodes } from './errors.js';
 
 /** What {@link republish} put on the bus. */

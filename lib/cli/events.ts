@@ -4,8 +4,12 @@
  */
 import { createRequire } from 'node:module';
 // The alias table itself (not re-exported by lib/webhooks): the CLI writes the forge's spelling back.
-import { forgeEventNameAliases } from '../webhooks/generated/catalogue.js';
-import { isKnownEventName, knownEventNames, neutralEventName } from '../webhooks/index.js';
+import {
+  forgeEventNameAliases,
+  isKnownEventName,
+  knownEventNames,
+  neutralEventName,
+} from '../webhooks/index.js';
 import { CliError } from './errors.js';
 
 /** An event name split into the catalogue's event and action. */

@@ -62,6 +62,7 @@ export {
   type SignatureScheme,
   type SignatureSource,
 } from './forges.js';
+export { forgeEventNameAliases } from './generated/catalogue.js';
 export { createNodeMiddleware, type NodeMiddleware } from './middleware.js';
 export {
   createProxyChannel,
@@ -74,6 +75,7 @@ export {
 } from './proxy-channel.js';
 export { ProxyChannelError, type ProxyChannelErrorCode, ProxyChannelErrorCodes } from './proxy-errors.js';
 export type { ProxyMessageKeys } from './proxy-message.js';
+export { replayHeaders } from './replay-headers.js';
 export { serializePayload } from './serialize.js';
 export { type DeliveryHeadersOptions, deliveryHeaders, sign } from './sign.js';
 export type {

@@ -14,9 +14,9 @@ import {
   type DeliveryLog,
   type DeliveryRecord,
   maskHeaders,
-} from '../../lib/aws/delivery-log/index.js';
+} from '../../lib/aws/index.js';
 import type { Forge } from '../../lib/webhooks/index.js';
-import { replayHeaders } from '../../lib/webhooks/replay-headers.js';
+import { replayHeaders } from '../../lib/webhooks/index.js';
 import { exampleDeliveries, forgeSample, signForgeDelivery } from '../sample-deliveries.js';
 import { type InspectorRule, loadRules, matchedRules } from './rules.js';
 

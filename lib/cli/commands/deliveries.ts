@@ -7,7 +7,7 @@ import {
   type DeliveryVerdict,
   DeliveryVerdicts,
   type SubscriberOutcome,
-} from '../../aws/delivery-log/index.js';
+} from '../../aws/index.js';
 import {
   addLogOptions,
   awsFailure,

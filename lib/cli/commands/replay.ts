@@ -2,9 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
 import { type Command, Option } from 'commander';
-import type { DeliveryDetails } from '../../aws/delivery-log/index.js';
-import { type Forge, Forges } from '../../webhooks/index.js';
-import { replayHeaders } from '../../webhooks/replay-headers.js';
+import type { DeliveryDetails } from '../../aws/index.js';
+import { type Forge, Forges, replayHeaders } from '../../webhooks/index.js';
 import { archiveReplay, busArnOf, replayName, republish } from '../aws-replay.js';
 import {
   addLogOptions,

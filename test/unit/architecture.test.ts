@@ -1,0 +1,101 @@
+// The house rules, read from the sources: every import into a lib/ folder from outside it goes through that
+// folder's index.ts (its barrel), the two libraries import no AWS or Lambda code and neither imports the other's
+// neighbours, no arrow runs back up (lib never imports functions/ or local-stack/), and every functions/*/handler.ts is
+// wiring only.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const LIB_FOLDERS = ['aws', 'cli', 'oauth2', 'webhooks'];
+
+function files(folder: string): string[] {
+  const found: string[] = [];
+  for (const name of readdirSync(join(ROOT, folder))) {
+    const path = join(folder, name);
+    if (name === 'node_modules' || name.startsWith('.')) continue;
+    if (statSync(join(ROOT, path)).isDirectory()) found.push(...files(path));
+    else if (/\.(ts|js|mjs|cjs)$/.test(name) && !name.endsWith('.d.ts')) found.push(path);
+  }
+  return found;
+}
+
+/** Every relative module a file imports or re-exports (static and dynamic), as a path from the root. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(join(ROOT, file), 'utf8');
+  const specifiers = [
+    ...text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+'([^']+)'/gms),
+    ...text.matchAll(/\bimport\(\s*'([^']+)'\s*\)/g),
+  ].map((match) => match[1] as string);
+  return specifiers
+    .filter((specifier) => specifier.startsWith('.'))
+    .map((specifier) => relative(ROOT, resolve(ROOT, dirname(file), specifier)));
+}
+
+const libFolderOf = (path: string) => /^lib\/([^/]+)\//.exec(path)?.[1];
+const SOURCES = ['lib', 'functions', 'local-stack', 'scripts', 'bin', 'examples', 'bench'].flatMap(files);
+
+describe('the house rules', () => {
+  it('imports into a lib/ folder from outside it go through its index.ts', () => {
+    const deep: string[] = [];
+    for (const file of SOURCES) {
+      for (const target of importsOf(file)) {
+        const folder = libFolderOf(target);
+        if (folder === undefined || folder === libFolderOf(file)) continue;
+        // The CLI's entry point is its barrel for bin/forgebridge.js.
+        const barrels = folder === 'cli' ? ['lib/cli/run.ts', 'lib/cli/run.js'] : [`lib/${folder}/index.js`];
+        if (!barrels.includes(target)) deep.push(`${file} -> ${target}`);
+      }
+    }
+    expect(deep).toEqual([]);
+  });
+
+  it('lib/webhooks and lib/oauth2 import no AWS or Lambda code and no other lib folder', () => {
+    const wrong: string[] = [];
+    for (const file of [...files('lib/webhooks'), ...files('lib/oauth2')]) {
+      const text = readFileSync(join(ROOT, file), 'utf8');
+      for (const match of text.matchAll(
+        /from\s+'((?:@aws-sdk|@aws-lambda-powertools|@middy|aws-lambda)[^']*)'/g,
+      )) {
+        wrong.push(`${file} -> ${match[1]}`);
+      }
+      for (const target of importsOf(file)) {
+        if (libFolderOf(target) !== libFolderOf(file)) wrong.push(`${file} -> ${target}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it('no arrow runs back up: lib imports neither functions/ nor local-stack/, functions/ not local-stack/', () => {
+    const upward: string[] = [];
+    for (const file of [...files('lib'), ...files('functions')]) {
+      for (const target of importsOf(file)) {
+        if (
+          target.startsWith('local-stack/') ||
+          (file.startsWith('lib/') && target.startsWith('functions/'))
+        ) {
+          upward.push(`${file} -> ${target}`);
+        }
+      }
+    }
+    expect(upward).toEqual([]);
+  });
+
+  it('every functions/*/handler.ts is at most 10 code lines besides imports', () => {
+    const sizes: Record<string, number> = {};
+    for (const file of files('functions').filter((path) => path.endsWith('/handler.ts'))) {
+      const text = readFileSync(join(ROOT, file), 'utf8')
+        .replace(/\/\*[\s\S]*?\*\//g, '')
+        .replace(/^import[\s\S]*?from\s+'[^']+';$/gm, '');
+      sizes[file] = text
+        .split('\n')
+        .filter((line) => line.trim() !== '' && !line.trim().startsWith('//')).length;
+    }
+    expect(Object.keys(sizes).length).toBeGreaterThanOrEqual(5);
+    expect(Object.entries(sizes).filter(([, lines]) => lines > 10)).toEqual([]);
+  });
+});
+
+it.each(LIB_FOLDERS)('lib/%s has its barrel', (folder) => {
+  expect(statSync(join(ROOT, 'lib', folder, folder === 'cli' ? 'run.ts' : 'index.ts')).isFile()).toBe(true);
+});
