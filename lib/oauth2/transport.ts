@@ -1,11 +1,16 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import type { Dispatcher } from 'undici';
 import { config } from './configuration.js';
 import { ConnectionError, ResponseTooLargeError, TimeoutError } from './errors.js';
 import { redactSecrets, redactUrl } from './redact.js';
 import { Response } from './response.js';
-import type { ConnectionOptions, FetchInit, FetchResponseLike, HttpRequest } from './types.js';
+import type {
+  ConnectionOptions,
+  DispatcherLike,
+  FetchInit,
+  FetchResponseLike,
+  HttpRequest,
+} from './types.js';
 
 /** What one hop returned. */
 export interface HttpResult {
@@ -178,7 +183,7 @@ export class Transport {
   }
 
   async #sendDispatcher(
-    dispatcher: Dispatcher,
+    dispatcher: DispatcherLike,
     request: HttpRequest,
     signal: AbortSignal,
     limit: number,
@@ -187,7 +192,7 @@ export class Transport {
     const res = await dispatcher.request({
       origin: url.origin,
       path: `${url.pathname}${url.search}`,
-      method: request.method as Dispatcher.HttpMethod,
+      method: request.method,
       headers: request.headers,
       body: request.body ?? null,
       signal,
