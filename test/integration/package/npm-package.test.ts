@@ -192,12 +192,20 @@ describe('the installed package', () => {
   it('`npx forgebridge` under Node 20 answers with no engine warning and no colour in a pipe', async () => {
     const node20 = findNode20();
     const path = `${dirname(node20)}${delimiter}${process.env.PATH ?? ''}`;
-    // In the consumer (the compiled bin) and in this repository (the bin on tsx): npx checks the engines of the
-    // package it runs from, and a dependency it would install.
-    for (const cwd of [consumer, ROOT]) {
-      const result = await run('npx', ['--no-install', 'forgebridge', '--help'], {
+    // In this repository the project's own bin is not linked in node_modules/.bin: npx installs the project
+    // into its cache (`_npx`) on its first run there, and that install checks the project's engines (today's
+    // warnings). A fresh, offline cache makes every run a first run; the consumer runs its linked bin.
+    for (const cwd of [ROOT, consumer]) {
+      const npxCache = mkdtempSync(join(work, 'npx-cache-'));
+      const result = await run('npx', ['forgebridge', '--help'], {
         cwd,
-        env: { ...env, PATH: path, NO_COLOR: undefined },
+        env: {
+          ...env,
+          PATH: path,
+          NO_COLOR: undefined,
+          npm_config_cache: npxCache,
+          npm_config_offline: 'true',
+        },
       });
       expect({ cwd, stderr: result.stderr }).toEqual({ cwd, stderr: '' });
       expect(result.code).toBe(0);
