@@ -8,6 +8,10 @@ type Format = Parameters<typeof styleText>[0];
 
 /** Colours `text` for `stream`; plain when the stream has no colours (a pipe, a file, NO_COLOR). */
 export function paint(format: Format, text: string, stream: NodeJS.WriteStream = process.stdout): string {
+  // Node 20's styleText ignores `stream` and always colours: a pipe or a file (unless FORCE_COLOR asks) and a
+  // terminal that takes no colours (NO_COLOR) get the plain text on every Node.
+  if (!stream.isTTY && process.env.FORCE_COLOR === undefined) return text;
+  if (stream.isTTY && typeof stream.hasColors === 'function' && !stream.hasColors()) return text;
   return styleText(format, text, { stream });
 }
 

@@ -265,7 +265,8 @@ export class AccessToken {
   /**
    * Builds a token from an `application/x-www-form-urlencoded` string (an implicit-grant callback
    * fragment): string keys, no snake-casing, a repeated key becomes an array; a repeated token, expiry,
-   * `token_type` or other single-valued field is a `TypeError` naming it.
+   * `token_type` or other single-valued field is a `TypeError` naming it, and so is a leading `#` or `?` (as
+   * in the gem, which finds no token then).
    *
    * @example
    * ```ts
@@ -274,6 +275,13 @@ export class AccessToken {
    */
   static fromKvform(client: Client, kvform: string): AccessToken {
     if (typeof kvform !== 'string') throw new TypeError(`"kvform" must be a string`);
+    // The gem hands the string to Rack, which keeps a leading "#" or "?" in the first key, so no token is
+    // found and it raises; refuse it up front, saying what to pass instead.
+    if (kvform.startsWith('#') || kvform.startsWith('?')) {
+      throw new TypeError(
+        `"kvform" starts with "${kvform[0]}": pass the fragment or query without it (new URL(url).hash.slice(1))`,
+      );
+    }
     const hash = parseQuery(kvform);
     for (const field of SINGLE_VALUED) {
       if (Array.isArray(hash[field])) throw new TypeError(`"${field}" is repeated`);

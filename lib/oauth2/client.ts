@@ -7,6 +7,7 @@ import { discoverMetadata } from './discovery.js';
 import { OAuth2Error } from './errors.js';
 import { algorithmFor } from './jwt.js';
 import { rememberSecrets } from './redact.js';
+import { followRedirect, HTTP_PROTOCOLS, REDIRECT_STATUSES } from './redirect.js';
 import { Response } from './response.js';
 import type { SnakyHashClass } from './snaky-hash.js';
 import { Assertion } from './strategy/assertion.js';
@@ -23,7 +24,7 @@ import type {
   ParseOption,
   RequestOptions,
 } from './types.js';
-import { buildUrl, encodeParams, formEncode, normalizeSite, type Params, percentEncode } from './url.js';
+import { buildUrl, encodeParams, normalizeSite, type Params } from './url.js';
 
 const CLIENT_OPTION_KEYS: ReadonlySet<string> = new Set([
   'site',
@@ -58,8 +59,6 @@ const CONNECTION_OPTION_KEYS: ReadonlySet<string> = new Set([
 ]);
 
 const AUTH_SCHEMES: ReadonlySet<string> = new Set(Object.values(AuthSchemes));
-const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
-const HTTP_PROTOCOLS: ReadonlySet<string> = new Set(['http:', 'https:']);
 /** Endpoint options that may hold an absolute URL; `redirectUri` is not one (a native app's may be `com.app:/cb`). */
 const ENDPOINT_OPTIONS = ['authorizeUrl', 'tokenUrl', 'revokeUrl'] as const;
 const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
@@ -225,60 +224,6 @@ function encodeBody(
   headers['content-type'] ??= 'application/x-www-form-urlencoded';
   if (raw) return body;
   return body instanceof URLSearchParams ? body.toString() : encodeParams(body);
-}
-
-/** `redirect 302 to "https://other.example"`: the status and the target's origin only, never its path or query. */
-function redirectPhrase(status: number, location: string | null, base: string): string {
-  if (location === null) return `redirect ${status} without a location`;
-  const next = URL.canParse(location, base) ? new URL(location, base) : undefined;
-  if (next === undefined) return `redirect ${status} to an invalid location`;
-  return `redirect ${status} to "${HTTP_PROTOCOLS.has(next.protocol) ? next.origin : next.protocol}"`;
-}
-
-/** The 3xx answer as an {@link OAuth2Error}: thrown, or kept in `response.error` with `raiseErrors: false`. */
-function refuse(response: Response, message: string, raiseErrors: boolean): Response {
-  const error = new OAuth2Error(response, message);
-  if (raiseErrors) throw error;
-  response.error = error;
-  return response;
-}
-
-/** Whether a text or body carries one of the secrets, raw or in any encoding the library or a caller writes. */
-function carriesSecret(body: string | Uint8Array, secrets: ReadonlyArray<string | undefined>): boolean {
-  const text = typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
-  for (const secret of secrets) {
-    if (secret === undefined || secret === '') continue;
-    const json = JSON.stringify(secret).slice(1, -1);
-    const forms = [secret, encodeURIComponent(secret), percentEncode(secret), formEncode(secret), json];
-    forms.push(JSON.stringify(json).slice(1, -1));
-    if (forms.some((form) => text.includes(form))) return true;
-  }
-  return false;
-}
-
-/** Headers a browser never carries to another origin (Fetch), whatever their value. */
-const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'] as const;
-
-/**
- * Drops the headers that must not reach another origin: the credential headers, and any header whose value
- * carries a secret of the request (a token a caller put in `x-api-key`, say).
- */
-function dropSecretHeaders(
-  headers: Record<string, string>,
-  secrets: ReadonlyArray<string | undefined>,
-): void {
-  for (const name of CREDENTIAL_HEADERS) delete headers[name];
-  for (const [name, value] of Object.entries(headers)) {
-    if (carriesSecret(value, secrets)) delete headers[name];
-  }
-}
-
-/** Removes the query parameters whose value is a secret: the token in query mode, under any `param_name`. */
-function dropSecretParams(url: URL, secrets: ReadonlyArray<string | undefined>): void {
-  if (url.search === '') return;
-  const known = new Set(secrets.filter((secret) => secret !== undefined && secret !== ''));
-  const found = [...url.searchParams].filter(([, value]) => known.has(value));
-  for (const [name, value] of found) url.searchParams.delete(name, value);
 }
 
 /**
@@ -491,57 +436,20 @@ export class Client {
       if (this.#connection.onResponse) await this.#connection.onResponse(response);
       const { status } = response;
       if (REDIRECT_STATUSES.has(status)) {
-        const location = response.headers.get('location');
-        if (!follow) {
-          // RFC 9700 §4.11: a token, revocation or introspection request carries client credentials or a
-          // grant secret in its body; it is never re-sent, as oauth4webapi does not follow them either.
-          return refuse(
-            response,
-            `${redirectPhrase(status, location, request.url)} not followed: a request carrying client credentials or a grant never follows a redirect`,
-            raiseErrors,
-          );
-        }
-        if (redirects >= this.options.maxRedirects) return response;
-        if (location === null) {
-          throw new OAuth2Error(response, `got ${status} status code, but no location header was present`);
-        }
-        const next = URL.canParse(location, request.url) ? new URL(location, request.url) : undefined;
-        if (next === undefined || !HTTP_PROTOCOLS.has(next.protocol)) {
-          return refuse(
-            response,
-            `${redirectPhrase(status, location, request.url)} not followed: only http and https URLs are`,
-            raiseErrors,
-          );
-        }
-        if (status === 303 ? method !== 'HEAD' : status <= 302 && method === 'POST') {
-          method = 'GET';
-          body = undefined;
-          delete headers['content-type'];
-          delete headers['content-length'];
-        }
-        if (next.origin !== new URL(request.url).origin) {
-          // Refused rather than stripped: the body is the caller's payload, and a body without its token is
-          // a different request the caller never made.
-          if (body !== undefined && carriesSecret(body, secrets)) {
-            return refuse(
-              response,
-              `${redirectPhrase(status, location, request.url)} not followed: the body carries a token or secret and the target is another origin`,
-              raiseErrors,
-            );
-          }
-          dropSecretParams(next, secrets);
-          // A token left in the path or under a second encoding of the query (a careless server rewrote it):
-          // the hop is refused, never sent.
-          if (carriesSecret(`${next.pathname}${next.search}`, secrets)) {
-            return refuse(
-              response,
-              `${redirectPhrase(status, location, request.url)} not followed: the target URL carries a token or secret and is another origin`,
-              raiseErrors,
-            );
-          }
-          dropSecretHeaders(headers, secrets);
-        }
-        target = next.href;
+        const outcome = followRedirect({
+          response,
+          requestUrl: request.url,
+          method,
+          body,
+          headers,
+          secrets,
+          follow,
+          redirects,
+          maxRedirects: this.options.maxRedirects,
+          raiseErrors,
+        });
+        if ('done' in outcome) return outcome.done;
+        ({ method, body, url: target } = outcome.next);
         continue;
       }
       if (status >= 200 && status < 400) return response;

@@ -48,6 +48,7 @@ export type { Password } from './strategy/password.js';
 export type {
   ClientOptions,
   ConnectionOptions,
+  DispatcherLike,
   FetchLike,
   HttpRequest,
   Logger,

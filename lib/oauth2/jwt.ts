@@ -10,6 +10,8 @@ export interface SignJwtOptions {
   algorithm: string;
   /** The `kid` header. */
   keyId?: string | undefined;
+  /** The `typ` header; none when not given (the gem's assertion header is `alg` and `kid` only). */
+  type?: string | undefined;
 }
 
 function isJwk(key: unknown): key is JsonWebKey & { kid?: string; alg?: string } {
@@ -47,7 +49,11 @@ export async function signJwt(payload: Record<string, unknown>, options: SignJwt
     }
     const kid = options.keyId ?? (isJwk(raw) && typeof raw.kid === 'string' ? raw.kid : undefined);
     return await new jose.SignJWT(payload)
-      .setProtectedHeader({ alg: algorithm, typ: 'JWT', ...(kid ? { kid } : {}) })
+      .setProtectedHeader({
+        alg: algorithm,
+        ...(options.type ? { typ: options.type } : {}),
+        ...(kid ? { kid } : {}),
+      })
       .sign(key);
   } catch (error) {
     if (error instanceof TypeError) throw error;

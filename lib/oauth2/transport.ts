@@ -1,11 +1,16 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import type { Dispatcher } from 'undici';
 import { config } from './configuration.js';
 import { ConnectionError, ResponseTooLargeError, TimeoutError } from './errors.js';
 import { redactSecrets, redactUrl } from './redact.js';
 import { Response } from './response.js';
-import type { ConnectionOptions, FetchInit, FetchResponseLike, HttpRequest } from './types.js';
+import type {
+  ConnectionOptions,
+  DispatcherLike,
+  FetchInit,
+  FetchResponseLike,
+  HttpRequest,
+} from './types.js';
 
 /** What one hop returned. */
 export interface HttpResult {
@@ -113,6 +118,19 @@ export function redactRequestUrl(url: string, secrets: ReadonlyArray<string | un
 }
 
 /**
+ * The request's headers with a `content-length` for its body when it has none. Node's `http` frames a body
+ * only on the verbs it expects one on (POST, PUT, PATCH): a GET or DELETE body (a token in `'body'` mode) would
+ * go out unframed, the server would read an empty body, and the bytes would start the next request on the
+ * connection. Net::HTTP, under the Ruby gem, sends a Content-Length with every body.
+ */
+function withContentLength(request: HttpRequest): Record<string, string> {
+  if (request.body === undefined) return request.headers;
+  if (Object.keys(request.headers).some((name) => name.toLowerCase() === 'content-length'))
+    return request.headers;
+  return { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) };
+}
+
+/**
  * Sends one HTTP request (no redirects followed) with exactly the headers it is given. Every request of a
  * client takes the same way, chosen by its options: the caller's `connection.fetch`, else the caller's
  * `connection.dispatcher` (undici), else Node's `http`/`https` on a keep-alive agent of the client's own,
@@ -178,7 +196,7 @@ export class Transport {
   }
 
   async #sendDispatcher(
-    dispatcher: Dispatcher,
+    dispatcher: DispatcherLike,
     request: HttpRequest,
     signal: AbortSignal,
     limit: number,
@@ -187,7 +205,7 @@ export class Transport {
     const res = await dispatcher.request({
       origin: url.origin,
       path: `${url.pathname}${url.search}`,
-      method: request.method as Dispatcher.HttpMethod,
+      method: request.method,
       headers: request.headers,
       body: request.body ?? null,
       signal,
@@ -225,9 +243,10 @@ export class Transport {
     }
     const agent = secure ? this.#secureAgent() : this.#plainAgent();
     const send = secure ? httpsRequest : httpRequest;
+    const headers = withContentLength(request);
     return new Promise((resolve, reject) => {
       signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-      const req = send(url, { method: request.method, headers: request.headers, agent, signal }, (res) => {
+      const req = send(url, { method: request.method, headers, agent, signal }, (res) => {
         const status = res.statusCode ?? 0;
         const tooLarge = (): void => {
           // Destroying the response closes its socket: nothing more is read, and it never returns to the pool.

@@ -1,6 +1,5 @@
 /** Shared types of the OAuth 2.0 client library. */
 import type { JsonWebKey, KeyObject, webcrypto } from 'node:crypto';
-import type { Dispatcher } from 'undici';
 import type { AuthScheme, TokenModeName } from './constants.js';
 import type { Response } from './response.js';
 import type { SnakyHashClass } from './snaky-hash.js';
@@ -13,6 +12,25 @@ export interface Logger {
   info(message: string): void;
 }
 
+/**
+ * The part of an undici `Dispatcher` (`Agent`, `ProxyAgent`, `MockAgent`, ...) the library calls: its promise
+ * form of `request`. Written out here so that the library, and its types, need no undici installed.
+ */
+export interface DispatcherLike {
+  request(options: {
+    origin: string;
+    path: string;
+    method: string;
+    headers: Record<string, string>;
+    body: string | Uint8Array | null;
+    signal: AbortSignal;
+  }): Promise<{
+    statusCode: number;
+    headers: Record<string, string | string[] | undefined>;
+    body: AsyncIterable<Uint8Array> & { destroy(): unknown };
+  }>;
+}
+
 /** What the library passes to a custom `fetch` (with the `dispatcher` when one is configured too). */
 export interface FetchInit {
   method: string;
@@ -20,7 +38,7 @@ export interface FetchInit {
   body?: string | Uint8Array;
   redirect: 'manual';
   signal: AbortSignal;
-  dispatcher?: Dispatcher;
+  dispatcher?: DispatcherLike;
 }
 
 /** The part of a fetch `Response` the library reads. */
@@ -81,7 +99,7 @@ export interface ConnectionOptions {
   /** A custom fetch. Default: Node's `http`/`https` on the client's own keep-alive agent. */
   fetch?: FetchLike;
   /** An undici dispatcher (Agent, ProxyAgent, MockAgent, ...). Default none. */
-  dispatcher?: Dispatcher;
+  dispatcher?: DispatcherLike;
   /** An HTTP(S) proxy URL, credentials in it (`http://user:pass@proxy:3128`), or `{ uri }`. Default none. */
   proxy?: string | { uri: string };
   /** TLS client certificate and trust settings (Node `https` TLS options). Default none. */

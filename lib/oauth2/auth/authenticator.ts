@@ -100,7 +100,7 @@ export class Authenticator {
         iat: now,
         exp: now + o.assertionLifetime,
       },
-      { key: o.privateKey, algorithm: o.privateKeyAlg, keyId: o.keyId },
+      { key: o.privateKey, algorithm: o.privateKeyAlg, keyId: o.keyId, type: 'JWT' },
     );
   }
 }

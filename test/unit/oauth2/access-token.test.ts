@@ -166,6 +166,20 @@ describe('AccessToken.fromKvform()', () => {
     expect(t.expiresAt).toBe(NOW + 60);
     expect(t.params).toEqual({ someKey: 'x', scope: ['a', 'b'] });
   });
+
+  it('refuses a leading "#" or "?", where the gem finds no token and raises', () => {
+    for (const [lead, form] of [
+      ['#', '#access_token=abc&token_type=bearer'],
+      ['?', '?access_token=abc'],
+    ] as const) {
+      expect(() => AccessToken.fromKvform(client, form)).toThrow(
+        new TypeError(
+          `"kvform" starts with "${lead}": pass the fragment or query without it (new URL(url).hash.slice(1))`,
+        ),
+      );
+    }
+    expect(AccessToken.fromKvform(client, 'access_token=a#b').token).toBe('a#b');
+  });
 });
 
 describe('AccessToken#toHash() / fromHash()', () => {

@@ -94,7 +94,7 @@ describe('private_key_jwt', () => {
       subject: 'client-id',
       audience: `${SITE}/oauth/token`,
     });
-    expect(protectedHeader).toMatchObject({ alg: 'ES256', kid: 'k1' });
+    expect(protectedHeader).toEqual({ alg: 'ES256', typ: 'JWT', kid: 'k1' });
     expect(typeof payload.jti).toBe('string');
     expect((payload.exp ?? 0) - (payload.iat ?? 0)).toBe(300);
     const second = parseQuery(seen[1]?.body ?? '') as Record<string, string>;

@@ -148,7 +148,8 @@ describe('assertion (RFC 7523)', () => {
     expect(body.scope).toBe('read');
     const { payload, protectedHeader } = await jwtVerify(body.assertion ?? '', publicKey);
     expect(payload).toEqual(claims);
-    expect(protectedHeader.kid).toBe('a1');
+    // The gem's header: alg and kid, no typ.
+    expect(protectedHeader).toEqual({ alg: 'RS256', kid: 'a1' });
   });
 
   it("accepts the spec's [claimset, algorithm, key] form with an HMAC key", async () => {
@@ -158,8 +159,12 @@ describe('assertion (RFC 7523)', () => {
     const claims = { iss: 'i', sub: 's', aud: 'a', exp: Math.floor(Date.now() / 1000) + 60 };
     await mockClient(agent).assertion.getToken([claims, 'HS256', secret]);
     const body = parseQuery(seen[0]?.body ?? '') as Record<string, string>;
-    const { payload } = await jwtVerify(body.assertion ?? '', new TextEncoder().encode(secret));
+    const { payload, protectedHeader } = await jwtVerify(
+      body.assertion ?? '',
+      new TextEncoder().encode(secret),
+    );
     expect(payload).toEqual(claims);
+    expect(protectedHeader).toEqual({ alg: 'HS256' });
   });
 
   it('requires the encoding', async () => {
