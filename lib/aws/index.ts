@@ -6,26 +6,7 @@
  */
 
 export { AwsDefaults, type AwsErrorCode, AwsErrorCodes, QueueMetrics } from './constants.js';
-export {
-  type DeliveryDetails,
-  type DeliveryListPage,
-  type DeliveryListQuery,
-  DeliveryLog,
-  type DeliveryLogEntry,
-  type DeliveryLogOptions,
-  type DeliveryOutcome,
-  DeliveryOutcomes,
-  type DeliveryRecord,
-  type DeliveryReportOptions,
-  type DeliveryVerdict,
-  DeliveryVerdicts,
-  type DiagnosisEntry,
-  maskHeaders,
-  type RecordResult,
-  type SubscriberOutcome,
-  type SubscriberReport,
-  withDeliveryReport,
-} from './delivery-log/index.js';
+export * from './delivery-log/index.js';
 export { type Env, numberEnv, optionalEnv, requireEnv, sdkTimeouts } from './env.js';
 export {
   AwsBridgeError,

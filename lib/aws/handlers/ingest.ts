@@ -1,8 +1,8 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { S3Client } from '@aws-sdk/client-s3';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
@@ -17,10 +17,10 @@ import {
   type WebhookSecret,
   webhookErrors,
 } from '../ingest/middleware.js';
-import { EventPublisher } from '../ingest/publisher.js';
-import { DeliveryQueue } from '../ingest/queue.js';
+import type { DeliveryQueue } from '../ingest/queue.js';
 import { createSecretsProvider } from '../secrets.js';
 import type { LoggerLike } from '../types.js';
+import { deliveryPath } from './delivery-path.js';
 
 /** The SDK clients the ingest talks through; each one not given is built with the ingest's timeouts. */
 export interface IngestClients {
@@ -73,8 +73,6 @@ export function createIngestHandler(options: IngestHandlerOptions = {}) {
   // A stalled call fails within the forge's ~10 s instead of hanging until the Lambda timeout with the lock held.
   const quick = sdkTimeouts(config.requestTimeoutMs);
   const clients = options.clients ?? {};
-  const dynamodb = clients.dynamodb ?? new DynamoDBClient(quick);
-  const s3 = clients.s3 ?? new S3Client(sdkTimeouts(Math.max(config.requestTimeoutMs, 5_000)));
   let ssm = clients.ssm;
   const sources = config.sources.map((source) =>
     webhookSource(source, config, options, () => {
@@ -82,23 +80,15 @@ export function createIngestHandler(options: IngestHandlerOptions = {}) {
       return ssm;
     }),
   );
-  const publisher =
-    options.publisher ??
-    new EventPublisher({
-      ...config.publisher,
-      eventBridge: clients.eventBridge ?? new EventBridgeClient({ ...quick, maxAttempts: 1 }),
-      s3,
-      logger,
-    });
-  const queue =
-    options.queue ??
-    new DeliveryQueue({
-      client: dynamodb,
-      tableName: config.dedupe.tableName,
-      ttlSeconds: config.dedupe.ttlSeconds,
-      s3,
-      bucket: config.publisher.bucket,
-    });
+  const { dynamodb, publisher, queue } = deliveryPath({
+    publisher: config.publisher,
+    tableName: config.dedupe.tableName,
+    ttlSeconds: config.dedupe.ttlSeconds,
+    requestTimeoutMs: config.requestTimeoutMs,
+    clients,
+    logger,
+    given: options,
+  });
   const run = createIngest({ publisher, dedupe: { ...config.dedupe, client: dynamodb }, queue, logger });
   const log =
     options.deliveryLog === false

@@ -1,18 +1,18 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { S3Client } from '@aws-sdk/client-s3';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import type { S3Client } from '@aws-sdk/client-s3';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { AwsDefaults } from '../constants.js';
-import { type Env, sdkTimeouts } from '../env.js';
+import type { Env } from '../env.js';
 import { type RedriveConfig, readRedriveConfig } from '../ingest/config.js';
 import type { PublisherLike } from '../ingest/ingest.js';
-import { EventPublisher } from '../ingest/publisher.js';
-import { DeliveryQueue } from '../ingest/queue.js';
+import type { DeliveryQueue } from '../ingest/queue.js';
 import { type RedriveReport, redriveQueue } from '../ingest/redrive.js';
 import type { LoggerLike } from '../types.js';
+import { deliveryPath } from './delivery-path.js';
 
 /** The SDK clients the retrier talks through; each one not given is built with its timeouts. */
 export interface RedriveClients {
@@ -50,25 +50,14 @@ export interface RedriveHandlerOptions {
 export function createRedriveHandler(options: RedriveHandlerOptions = {}) {
   const config = options.config ?? readRedriveConfig(options.env ?? process.env);
   const logger = options.logger ?? new Logger({ serviceName: 'forgebridge-redrive' });
-  const quick = sdkTimeouts(config.requestTimeoutMs);
-  const clients = options.clients ?? {};
-  const s3 = clients.s3 ?? new S3Client(sdkTimeouts(Math.max(config.requestTimeoutMs, 5_000)));
-  const publisher =
-    options.publisher ??
-    new EventPublisher({
-      ...config.publisher,
-      eventBridge: clients.eventBridge ?? new EventBridgeClient({ ...quick, maxAttempts: 1 }),
-      s3,
-      logger,
-    });
-  const queue =
-    options.queue ??
-    new DeliveryQueue({
-      client: clients.dynamodb ?? new DynamoDBClient(quick),
-      tableName: config.tableName,
-      s3,
-      bucket: config.publisher.bucket,
-    });
+  const { publisher, queue } = deliveryPath({
+    publisher: config.publisher,
+    tableName: config.tableName,
+    requestTimeoutMs: config.requestTimeoutMs,
+    clients: options.clients ?? {},
+    logger,
+    given: options,
+  });
   // A record is taken only with time for a whole publish budget and its writes left.
   const reserveMs = (config.publisher.budgetMs ?? AwsDefaults.publishBudgetMs) + 2 * config.requestTimeoutMs;
 

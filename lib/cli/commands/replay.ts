@@ -18,6 +18,7 @@ import { CliError, ExitCodes } from '../errors.js';
 import { postDelivery } from '../http.js';
 import { resolveTarget, sourceLabel } from '../local-stack.js';
 import { formatBytes, paint, print, printJson, type Spinner, startSpinner } from '../output.js';
+import { parseJson, positiveInteger } from '../parse.js';
 import { eventLabel, getDelivery } from './deliveries.js';
 
 interface ReplayOptions extends LogOptions {
@@ -289,22 +290,6 @@ async function replayAws(
   } finally {
     eventBridge.destroy();
   }
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return text.length === 0 ? undefined : JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-function positiveInteger(value: string, option: string): number {
-  const number = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(number) || number <= 0) {
-    throw new CliError(`"${option}" must be a positive integer`);
-  }
-  return number;
 }
 
 function collect(value: string, previous: string[]): string[] {

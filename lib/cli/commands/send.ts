@@ -15,6 +15,7 @@ import { readPayloadFile } from '../files.js';
 import { NETWORK_REASONS, postDelivery } from '../http.js';
 import { resolveTarget, sourceLabel, type Target } from '../local-stack.js';
 import { formatBytes, paint, print, printJson } from '../output.js';
+import { parseJson, positiveInteger } from '../parse.js';
 
 interface SendOptions {
   file?: string;
@@ -180,20 +181,4 @@ function unreachable(target: Target, error: unknown, timeout: number): CliError 
   return new CliError(`could not reach ${target.url}: ${reason}${hint}`, ExitCodes.unreachable, {
     cause: error,
   });
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return text.length === 0 ? undefined : JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-function positiveInteger(value: string, option: string): number {
-  const number = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(number) || number <= 0) {
-    throw new CliError(`"${option}" must be a positive integer`);
-  }
-  return number;
 }
