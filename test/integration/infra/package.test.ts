@@ -316,6 +316,18 @@ describe('osls package (offline, no credentials)', () => {
         'ssm:GetParameter',
       ].sort(),
     );
+    expect(grants('RedriveIamRoleLambdaExecution')).toEqual(
+      [
+        'dynamodb:DeleteItem',
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:Query',
+        'dynamodb:UpdateItem',
+        'events:PutEvents',
+        's3:GetObject',
+        's3:PutObject',
+      ].sort(),
+    );
     expect(grants('RefreshIamRoleLambdaExecution')).toEqual(
       ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'ssm:GetParameter'].sort(),
     );
