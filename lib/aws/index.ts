@@ -82,6 +82,7 @@ export {
   type ResolvedDelivery,
   resolveDelivery,
 } from './ingest/resolve-delivery.js';
+export type { SourceHook, SourceHookKind } from './ingest/source-hook.js';
 export { createSubscriber, type SubscriberOptions } from './ingest/subscriber.js';
 export {
   createSecretsProvider,

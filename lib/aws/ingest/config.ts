@@ -2,6 +2,7 @@ import { type Forge, Forges } from '../../webhooks/index.js';
 import { AwsDefaults } from '../constants.js';
 import { type Env, numberEnv, optionalEnv, requireEnv } from '../env.js';
 import { DEFAULT_SOURCE } from './delivery-key.js';
+import { parseSourceHook, type SourceHook } from './source-hook.js';
 
 /** The source `/webhooks` (no source in the path) serves. */
 export const DEFAULT_WEBHOOK_SOURCE = DEFAULT_SOURCE;
@@ -21,6 +22,8 @@ export interface WebhookSourceConfig {
   secretEnv: string;
   /** Event and delivery header names overriding the preset's (lowercase). */
   headers: { event?: string; delivery?: string };
+  /** The forge-side hook whose delivery log the reconciler reads, when the source names one. */
+  hook?: SourceHook;
 }
 
 /** The ingest function's configuration, as {@link readIngestConfig} reads it from the environment. */
@@ -138,6 +141,7 @@ const SOURCE_KEYS = new Set([
   'secretEnv',
   'eventHeader',
   'deliveryHeader',
+  'hook',
 ]);
 const SOURCE_NAME = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -255,7 +259,13 @@ function parseSource(entry: unknown, index: number): WebhookSourceConfig {
     if (!HEADER_NAME.test(header)) throw new TypeError(`${label(index, key)} must be a header name`);
     headers[field] = header.toLowerCase();
   }
-  return { name, forge: forge as Forge, secretParameter, secretEnv, headers };
+  const source: WebhookSourceConfig = { name, forge: forge as Forge, secretParameter, secretEnv, headers };
+  if (record.hook !== undefined) {
+    source.hook = parseSourceHook(record.hook, source.forge, (field) =>
+      label(index, field === undefined ? 'hook' : `hook.${field}`),
+    );
+  }
+  return source;
 }
 
 /** The retrier's configuration, as {@link readRedriveConfig} reads it from the environment. */
