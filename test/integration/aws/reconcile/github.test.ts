@@ -1,0 +1,482 @@
+// The reconciler against the GitHub deliveries stand-in (local-stack/github-deliveries.ts), DynamoDB Local, the
+// local authorization server (oidc-provider: the hook's token comes from the token store) and the real ingest
+// in-process: the stand-in sends each delivery and each redelivery, signed as GitHub signs it, into the ingest,
+// which publishes onto a bus of ours on 127.0.0.1 that records every entry by `detail.delivery`. Every answer
+// the stand-in sends is validated against GitHub's REST description (@octokit/openapi) after each test.
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import middy from '@middy/core';
+import httpJsonBodyParser from '@middy/http-json-body-parser';
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createIngest,
+  DeliveryLog,
+  EventPublisher,
+  forgeWebhookSources,
+  type LoggerLike,
+  webhookErrors,
+} from '../../../../lib/aws/index.js';
+import { DedupeRecords } from '../../../../lib/aws/ingest/dedupe-record.js';
+import type { SourceHook } from '../../../../lib/aws/ingest/source-hook.js';
+import { ReconcileAttempts } from '../../../../lib/aws/reconcile/attempts.js';
+import { storeAuth } from '../../../../lib/aws/reconcile/auth.js';
+import { gitHubDeliveryLog } from '../../../../lib/aws/reconcile/github.js';
+import { type ReconcileOptions, reconcile } from '../../../../lib/aws/reconcile/reconcile.js';
+import {
+  type AuthorizationServer,
+  DEFAULT_CLIENT,
+  FORGE_API_RESOURCE,
+  startAuthorizationServer,
+} from '../../../../local-stack/authorization-server.js';
+import { createTables } from '../../../../local-stack/dynamodb.js';
+import { type GitHubDeliveries, startGitHubDeliveries } from '../../../../local-stack/github-deliveries.js';
+import { useDynamoDbLocal } from '../../../helpers/aws-local.js';
+import {
+  gitHubOperationId,
+  gitHubQueryParameters,
+  gitHubResponseErrors,
+} from '../../../helpers/github-openapi.js';
+
+const ddb = useDynamoDbLocal();
+const SECRET = 'reconcile-test-secret';
+const HOOK_PATH = '/repos/acme/web/hooks/77';
+const context = { getRemainingTimeInMillis: () => 20_000 } as Context;
+
+/** The bus: records each entry's `detail.delivery` it accepts. */
+const bus = { received: [] as string[] };
+let busServer: Server;
+let busUrl = '';
+let authServer: AuthorizationServer;
+let forge: GitHubDeliveries;
+/** Tokens the stand-in no longer accepts (an expired token). */
+const revoked = new Set<string>();
+/** The ingest's state: `down` answers 503 without taking the delivery. */
+const ingestState = { down: false };
+let tables: { dedupe: string; tokens: string; deliveries: string };
+let ingest: (event: APIGatewayProxyEventV2) => Promise<{ statusCode: number }>;
+
+beforeAll(async () => {
+  busServer = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const { Entries } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        Entries: { Detail: string }[];
+      };
+      const ids = Entries.map((entry) => {
+        bus.received.push((JSON.parse(entry.Detail) as { delivery: string }).delivery);
+        return { EventId: `event-${bus.received.length}` };
+      });
+      res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
+      res.end(JSON.stringify({ FailedEntryCount: 0, Entries: ids }));
+    });
+  });
+  busServer.listen(0, '127.0.0.1');
+  await once(busServer, 'listening');
+  const address = busServer.address();
+  busUrl = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
+  authServer = await startAuthorizationServer();
+  const jwks = createRemoteJWKSet(new URL(authServer.jwksUri));
+  const { dedupe, tokens } = await ddb.tables();
+  tables = { dedupe, tokens, deliveries: `deliveries-${randomUUID().slice(0, 8)}` };
+  await createTables(ddb.endpoint, { deliveries: tables.deliveries });
+
+  const publisher = new EventPublisher({
+    eventBridge: new EventBridgeClient({
+      endpoint: busUrl,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      maxAttempts: 1,
+    }),
+    eventBusName: 'forge',
+  });
+  const handler = middy(createIngest({ publisher, dedupe: { client: ddb.client(), tableName: dedupe } }))
+    .use(forgeWebhookSources({ sources: [{ name: 'acme', forge: 'github', secret: async () => [SECRET] }] }))
+    .use(httpJsonBodyParser())
+    .use(webhookErrors());
+  ingest = async (event) => (await handler(event as never, context)) as { statusCode: number };
+
+  forge = await startGitHubDeliveries({
+    accepts: async (token) => {
+      if (revoked.has(token)) return false;
+      try {
+        await jwtVerify(token, jwks, { issuer: authServer.issuer, audience: FORGE_API_RESOURCE });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    send: async ({ headers, body }) => {
+      if (ingestState.down) return 503;
+      const event = {
+        version: '2.0',
+        routeKey: 'POST /webhooks/{source}',
+        rawPath: '/webhooks/acme',
+        rawQueryString: '',
+        headers,
+        pathParameters: { source: 'acme' },
+        requestContext: { http: { method: 'POST', path: '/webhooks/acme' } },
+        body,
+        isBase64Encoded: false,
+      } as unknown as APIGatewayProxyEventV2;
+      return (await ingest(event)).statusCode;
+    },
+  });
+  forge.addHook(HOOK_PATH, SECRET);
+}, 60_000);
+
+afterAll(async () => {
+  await forge?.close();
+  await authServer?.stop();
+  busServer?.closeAllConnections();
+  await new Promise((resolve) => busServer?.close(resolve));
+});
+
+afterEach(() => {
+  // The stand-in stays honest: every answer it gave conforms to GitHub's description.
+  const errors = forge.responses
+    .filter((response) => response.fault === undefined)
+    .flatMap(gitHubResponseErrors);
+  expect(errors).toEqual([]);
+});
+
+function recordingLogger() {
+  const lines: { level: string; message: string; fields: Record<string, unknown> }[] = [];
+  const at =
+    (level: string) =>
+    (message: string, ...extra: unknown[]) =>
+      void lines.push({ level, message, fields: (extra[0] ?? {}) as Record<string, unknown> });
+  const logger: LoggerLike = { info: at('info'), warn: at('warn'), error: at('error') };
+  return { logger, lines };
+}
+
+const hook: SourceHook = { kind: 'repo', api: '', id: 77, provider: 'local', owner: 'acme', repo: 'web' };
+const deliveryLog = () => new DeliveryLog({ client: ddb.client(), tableName: tables.deliveries });
+
+function run(options: Partial<ReconcileOptions> = {}) {
+  const auth = storeAuth(
+    {
+      provider: 'local',
+      clientId: DEFAULT_CLIENT.client_id,
+      site: authServer.issuer,
+      scope: 'forge:read',
+      resource: FORGE_API_RESOURCE,
+    },
+    {
+      documentClient: ddb.documentClient(),
+      tableName: tables.tokens,
+      env: { IS_OFFLINE: 'true', FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret },
+    },
+  );
+  return reconcile({
+    sources: [
+      {
+        name: 'acme',
+        forge: 'github',
+        windowSeconds: 3 * 24 * 60 * 60,
+        api: gitHubDeliveryLog({ hook: { ...hook, api: forge.url }, auth }),
+      },
+    ],
+    dedupe: new DedupeRecords({ client: ddb.client(), tableName: tables.dedupe }),
+    attempts: new ReconcileAttempts({
+      client: ddb.client(),
+      tableName: tables.dedupe,
+      ttlSeconds: 4 * 24 * 60 * 60,
+      backoffSeconds: 600,
+      maxBackoffSeconds: 6 * 60 * 60,
+    }),
+    deliveryLog: deliveryLog(),
+    ...options,
+  });
+}
+
+/** A fresh stand-in hook log: each test starts with no attempts. */
+function resetHook() {
+  forge.addHook(HOOK_PATH, SECRET);
+  forge.redeliveries.length = 0;
+  forge.faults.down = false;
+  forge.faults.malformed = false;
+  forge.faults.rateLimitAfter = undefined;
+  bus.received.length = 0;
+}
+
+const payload = (n: number) => ({
+  action: 'opened',
+  issue: { number: n },
+  repository: { id: 9, full_name: 'acme/web' },
+});
+
+function counts(ids: string[]): Map<string, number> {
+  const map = new Map<string, number>();
+  for (const id of ids) map.set(id, (map.get(id) ?? 0) + 1);
+  return map;
+}
+
+async function logged(outcome: 'late' | 'redelivered', since: number) {
+  const page = await deliveryLog().list({ status: outcome, source: 'acme', since, limit: 1000 });
+  return page.records.map((record) => record.deliveryId as string);
+}
+
+describe('reconcile() with a GitHub repository hook', () => {
+  it('300 attempts over 3 pages, 45 failed: redelivers the 30 that never reached us once, logs the 10 taken late, leaves the 5 with a later success; a second run redelivers nothing', async () => {
+    resetHook();
+    const started = Date.now();
+    const at = (n: number) => started - 60 * 60 * 1000 + n * 1000;
+    const ok: string[] = [];
+    const lost: string[] = [];
+    const late: string[] = [];
+    const recovered: string[] = [];
+    for (let n = 0; n < 250; n += 1)
+      ok.push((await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(n), at: at(n) })).guid);
+    for (let n = 0; n < 30; n += 1) {
+      // Never reached us: timed out before our side answered, or the gateway answered 502 / 413-less 5xx.
+      const statusCode = n % 3 === 0 ? 0 : n % 3 === 1 ? 502 : 503;
+      lost.push(
+        (
+          await forge.deliver(HOOK_PATH, {
+            event: 'issues',
+            payload: payload(1000 + n),
+            statusCode,
+            at: at(300 + n),
+          })
+        ).guid,
+      );
+    }
+    for (let n = 0; n < 10; n += 1) {
+      late.push(
+        (
+          await forge.deliver(HOOK_PATH, {
+            event: 'issues',
+            payload: payload(2000 + n),
+            answeredLate: true,
+            at: at(400 + n),
+          })
+        ).guid,
+      );
+    }
+    for (let n = 0; n < 5; n += 1) {
+      const first = await forge.deliver(HOOK_PATH, {
+        event: 'issues',
+        payload: payload(3000 + n),
+        statusCode: 500,
+        at: at(500 + n),
+      });
+      await forge.deliver(HOOK_PATH, {
+        event: 'issues',
+        payload: payload(3000 + n),
+        guid: first.guid,
+        redelivery: true,
+        at: at(600 + n),
+      });
+      recovered.push(first.guid);
+    }
+    expect(forge.hooks.get(HOOK_PATH)?.attempts).toHaveLength(300);
+    const { logger, lines } = recordingLogger();
+
+    const first = await run({ logger });
+    await forge.settled();
+    expect(first).toEqual({
+      sources: 1,
+      listed: 300,
+      failed: 40,
+      alreadyOurs: 10,
+      late: 10,
+      redelivered: 30,
+      recovered: 0,
+      skipped: 0,
+      gaveUp: 0,
+      errors: 0,
+      rateLimited: false,
+      dryRun: false,
+    });
+    // Three pages of 100 through the Link header's cursor.
+    expect(forge.responses.filter((response) => response.operation === 'list')).toHaveLength(3);
+    expect([...forge.redeliveries].sort()).toEqual([...lost].sort());
+    const onBus = counts(bus.received);
+    for (const guid of [...ok, ...lost, ...late, ...recovered]) expect(onBus.get(guid), guid).toBe(1);
+    expect(onBus.size).toBe(295);
+    expect((await logged('late', started - 1000)).sort()).toEqual([...late].sort());
+    expect((await logged('redelivered', started - 1000)).sort()).toEqual([...lost].sort());
+    expect(lines.filter((line) => line.message === 'reconcile run')).toEqual([
+      { level: 'info', message: 'reconcile run', fields: first },
+    ]);
+
+    const second = await run();
+    await forge.settled();
+    expect(second).toMatchObject({
+      listed: 330,
+      failed: 10,
+      alreadyOurs: 10,
+      late: 0,
+      redelivered: 0,
+      errors: 0,
+    });
+    expect(forge.redeliveries).toHaveLength(30);
+    expect(bus.received).toHaveLength(295);
+  });
+
+  it('the ingest down while the forge sends 500 deliveries, the forge never redelivering: one run recovers them, 0 lost, 0 doubled', async () => {
+    resetHook();
+    const guids: string[] = [];
+    for (let n = 0; n < 500; n += 1) {
+      // The middle 200 arrive while the ingest answers 503.
+      ingestState.down = n >= 150 && n < 350;
+      guids.push((await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(n) })).guid);
+    }
+    ingestState.down = false;
+    expect(counts(bus.received).size).toBe(300);
+    const report = await run({ maxRedeliveries: 500 });
+    await forge.settled();
+    expect(report).toMatchObject({ listed: 500, failed: 200, redelivered: 200, alreadyOurs: 0, errors: 0 });
+    const onBus = counts(bus.received);
+    expect(guids.filter((guid) => onBus.get(guid) !== 1)).toEqual([]);
+    expect(bus.received).toHaveLength(500);
+  });
+
+  it('redelivers at most "maxRedeliveries" per run and the rest on the next run, never one twice', async () => {
+    resetHook();
+    for (let n = 0; n < 12; n += 1)
+      await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(n), statusCode: 0 });
+    expect(await run({ maxRedeliveries: 5 })).toMatchObject({ failed: 12, redelivered: 5, skipped: 7 });
+    await forge.settled();
+    expect(await run({ maxRedeliveries: 5 })).toMatchObject({ failed: 7, redelivered: 5, skipped: 2 });
+    await forge.settled();
+    expect(await run({ maxRedeliveries: 5 })).toMatchObject({ failed: 2, redelivered: 2, skipped: 0 });
+    await forge.settled();
+    expect(new Set(forge.redeliveries).size).toBe(12);
+    expect(forge.redeliveries).toHaveLength(12);
+    expect(counts(bus.received).size).toBe(12);
+    expect(bus.received).toHaveLength(12);
+  });
+
+  it('a wrong secret (every delivery 401) then the right one: the run after the fix redelivers them', async () => {
+    resetHook();
+    forge.addHook(HOOK_PATH, 'the-old-secret');
+    const guids: string[] = [];
+    for (let n = 0; n < 20; n += 1)
+      guids.push((await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(n) })).guid);
+    expect(forge.hooks.get(HOOK_PATH)?.attempts.every((attempt) => attempt.status_code === 401)).toBe(true);
+    expect(bus.received).toEqual([]);
+    (forge.hooks.get(HOOK_PATH) as { secret: string }).secret = SECRET;
+    expect(await run()).toMatchObject({ failed: 20, redelivered: 20 });
+    await forge.settled();
+    expect([...bus.received].sort()).toEqual([...guids].sort());
+  });
+
+  it('stops on a rate limit mid-run and resumes on the next run', async () => {
+    resetHook();
+    for (let n = 0; n < 10; n += 1)
+      await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(n), statusCode: 502 });
+    // The list and three redeliveries, then 403 with x-ratelimit-remaining: 0.
+    forge.faults.rateLimitAfter = 4;
+    const { logger, lines } = recordingLogger();
+    const limited = await run({ logger });
+    expect(limited).toMatchObject({ failed: 10, redelivered: 3, skipped: 7, errors: 0, rateLimited: true });
+    expect(
+      lines.find((line) => line.message === 'forge api rate limited, resuming next run')?.fields,
+    ).toMatchObject({
+      source: 'acme',
+      retryAfterSeconds: expect.any(Number),
+    });
+    forge.faults.rateLimitAfter = undefined;
+    await forge.settled();
+    // The one refused mid-call was claimed: it waits for its backoff, like any redelivery asked.
+    const resumed = await run();
+    expect(resumed).toMatchObject({ failed: 7, redelivered: 6, skipped: 1, rateLimited: false });
+    await forge.settled();
+    expect(new Set(forge.redeliveries).size).toBe(9);
+    expect(forge.redeliveries).toHaveLength(9);
+  });
+
+  it('ends normally with the error logged when the API is down, and redelivers nothing on a malformed answer', async () => {
+    resetHook();
+    for (let n = 0; n < 3; n += 1)
+      await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(n), statusCode: 0 });
+    forge.faults.down = true;
+    const { logger, lines } = recordingLogger();
+    expect(await run({ logger })).toMatchObject({ listed: 0, redelivered: 0, errors: 1, rateLimited: false });
+    expect(lines.find((line) => line.message === 'reconcile of a source failed')).toMatchObject({
+      level: 'error',
+      fields: {
+        source: 'acme',
+        errorCode: 'forge_unavailable',
+        error: `GET ${HOOK_PATH}/deliveries failed: 503 "Service Unavailable"`,
+      },
+    });
+    forge.faults.down = false;
+    forge.faults.malformed = true;
+    const malformed = await run({ logger });
+    expect(malformed).toMatchObject({ listed: 0, failed: 0, redelivered: 0, errors: 1 });
+    expect(lines.at(-2)?.fields).toMatchObject({ errorCode: 'forge_malformed' });
+    expect(forge.redeliveries).toEqual([]);
+    // The broken answer is one GitHub's description refuses: the validator sees the drift.
+    const broken = forge.responses.filter((response) => response.fault === 'malformed');
+    expect(broken).toHaveLength(1);
+    expect(gitHubResponseErrors(broken[0] as (typeof broken)[number])).toContain(
+      `GET ${HOOK_PATH}/deliveries?per_page=100 200: /0 must have required property 'guid'`,
+    );
+  });
+
+  it('renews a token that expired mid-run once, and goes on', async () => {
+    resetHook();
+    for (let n = 0; n < 4; n += 1)
+      await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(n), statusCode: 0 });
+    const before = authServer.tokenRequests('client_credentials');
+    const answersBefore = forge.responses.length;
+    // The second redelivery finds the token expired: the forge stops accepting it.
+    let calls = 0;
+    const auth = storeAuth(
+      {
+        provider: 'local',
+        clientId: DEFAULT_CLIENT.client_id,
+        site: authServer.issuer,
+        scope: 'forge:read',
+        resource: FORGE_API_RESOURCE,
+      },
+      {
+        documentClient: ddb.documentClient(),
+        tableName: tables.tokens,
+        env: { IS_OFFLINE: 'true', FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret },
+      },
+    );
+    const api = gitHubDeliveryLog({ hook: { ...hook, api: forge.url }, auth });
+    const expiring = {
+      ...api,
+      list: api.list.bind(api),
+      async redeliver(attempt: Parameters<typeof api.redeliver>[0]) {
+        calls += 1;
+        if (calls === 2) revoked.add((await auth.authorization()).slice('Bearer '.length));
+        return api.redeliver(attempt);
+      },
+    };
+    const report = await run({
+      sources: [{ name: 'acme', forge: 'github', windowSeconds: 259_200, api: expiring }],
+    });
+    expect(report).toMatchObject({ failed: 4, redelivered: 4, errors: 0 });
+    expect(authServer.tokenRequests('client_credentials') - before).toBe(1);
+    expect(forge.responses.slice(answersBefore).filter((response) => response.status === 401)).toHaveLength(
+      1,
+    );
+  });
+
+  it("covers the three hook-delivery operations of GitHub's description and only the query parameters it declares", () => {
+    const operations = new Set(
+      forge.responses
+        .filter((response) => response.operation !== 'error')
+        .map((response) => gitHubOperationId(response.path, response.method)),
+    );
+    expect([...operations].sort()).toEqual([
+      'repos/list-webhook-deliveries',
+      'repos/redeliver-webhook-delivery',
+    ]);
+    const declared = gitHubQueryParameters(`${HOOK_PATH}/deliveries`, 'GET');
+    for (const response of forge.responses.filter((r) => r.operation === 'list')) {
+      for (const name of new URL(response.path, forge.url).searchParams.keys())
+        expect(declared).toContain(name);
+    }
+  });
+});
