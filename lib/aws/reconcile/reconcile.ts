@@ -52,6 +52,10 @@ export interface ReconcileOptions {
   /** CloudWatch namespace of the give-up metric. Default `forgebridge`. */
   metricNamespace?: string | undefined;
   now?: (() => number) | undefined;
+  /** The Lambda's remaining time in ms: no delivery is started with less than `reserveMs` left. */
+  remainingMs?: (() => number) | undefined;
+  /** Time one delivery may take (its API calls and writes), in ms. Default 15000. */
+  reserveMs?: number | undefined;
 }
 
 /** The status a forge records for a request our side answered 413 (too large for Lambda or the gateway). */
@@ -140,7 +144,9 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRep
       return;
     }
     const tooLarge = attempt.statusCode === TOO_LARGE;
-    if (state === 'in-progress' || budget <= 0 || (tooLarge && recover === undefined)) {
+    const outOfTime =
+      options.remainingMs !== undefined && options.remainingMs() < (options.reserveMs ?? 15_000);
+    if (state === 'in-progress' || budget <= 0 || outOfTime || (tooLarge && recover === undefined)) {
       report.skipped += 1;
       return;
     }
