@@ -3,7 +3,7 @@
 // in-process: the stand-in sends each delivery and each redelivery, signed as GitHub signs it, into the ingest,
 // which publishes onto a bus of ours on 127.0.0.1 that records every entry by `detail.delivery`. Every answer
 // the stand-in sends is validated against GitHub's REST description (@octokit/openapi) after each test.
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
@@ -14,6 +14,7 @@ import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   createIngest,
+  createReconcileHandler,
   DeliveryLog,
   EventPublisher,
   forgeWebhookSources,
@@ -45,6 +46,9 @@ const ddb = useDynamoDbLocal();
 const SECRET = 'reconcile-test-secret';
 const HOOK_PATH = '/repos/acme/web/hooks/77';
 const context = { getRemainingTimeInMillis: () => 20_000 } as Context;
+const APP_ID = '4242';
+/** The GitHub App whose hook is `/app/hook`: the stand-in checks its JWT with the app's public key. */
+const appKeys = generateKeyPairSync('rsa', { modulusLength: 2048 });
 
 /** The bus: records each entry's `detail.delivery` it accepts. */
 const bus = { received: [] as string[] };
@@ -103,6 +107,12 @@ beforeAll(async () => {
   forge = await startGitHubDeliveries({
     accepts: async (token) => {
       if (revoked.has(token)) return false;
+      try {
+        await jwtVerify(token, appKeys.publicKey, { issuer: APP_ID, algorithms: ['RS256'] });
+        return true;
+      } catch {
+        // Not the app's JWT: an OAuth access token, checked below.
+      }
       try {
         await jwtVerify(token, jwks, { issuer: authServer.issuer, audience: FORGE_API_RESOURCE });
         return true;
@@ -463,6 +473,58 @@ describe('reconcile() with a GitHub repository hook', () => {
     );
   });
 
+  it('runs from the environment alone through createReconcileHandler: a repository hook with the token store, an App hook with the app JWT', async () => {
+    resetHook();
+    forge.addHook('/app/hook', SECRET);
+    const repoLost = await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(1), statusCode: 0 });
+    const appLost = await forge.deliver('/app/hook', {
+      event: 'issues',
+      payload: payload(2),
+      statusCode: 504,
+    });
+    const { logger, lines } = recordingLogger();
+    const variables = {
+      IS_OFFLINE: 'true',
+      FORGEBRIDGE_BUS_NAME: 'forge',
+      FORGEBRIDGE_DEDUPE_TABLE: tables.dedupe,
+      FORGEBRIDGE_TOKEN_TABLE: tables.tokens,
+      FORGEBRIDGE_DELIVERIES_TABLE: tables.deliveries,
+      FORGEBRIDGE_OAUTH_CLIENTS: JSON.stringify([
+        {
+          provider: 'local',
+          clientId: DEFAULT_CLIENT.client_id,
+          site: authServer.issuer,
+          scope: 'forge:read',
+          resource: FORGE_API_RESOURCE,
+        },
+        { kind: 'github_app', provider: 'app', appId: APP_ID, installationId: 1, apiUrl: forge.url },
+      ]),
+      FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret,
+      FORGEBRIDGE_GITHUB_APP_PRIVATE_KEY: appKeys.privateKey
+        .export({ type: 'pkcs8', format: 'pem' })
+        .toString(),
+      FORGEBRIDGE_WEBHOOK_SOURCES: JSON.stringify([
+        { name: 'acme', forge: 'github', hook: { ...hook, api: forge.url } },
+        { name: 'acme-app', forge: 'github', hook: { kind: 'app', provider: 'app', api: forge.url } },
+      ]),
+    };
+    const handler = createReconcileHandler({ env: variables, dynamodb: ddb.client(), logger });
+    const dry = await handler({ dryRun: true });
+    expect(dry).toMatchObject({ sources: 2, failed: 2, redelivered: 2, dryRun: true });
+    expect(forge.redeliveries).toEqual([]);
+    expect(await handler({ sourceName: 'acme-app' })).toMatchObject({
+      sources: 1,
+      failed: 1,
+      redelivered: 1,
+    });
+    expect(forge.redeliveries).toEqual([appLost.guid]);
+    expect(await handler(undefined)).toMatchObject({ sources: 2, failed: 1, redelivered: 1, skipped: 0 });
+    await forge.settled();
+    expect([...forge.redeliveries].sort()).toEqual([repoLost.guid, appLost.guid].sort());
+    expect(bus.received).toContain(repoLost.guid);
+    expect(lines.filter((line) => line.message === 'reconcile run')).toHaveLength(3);
+  });
+
   it("covers the three hook-delivery operations of GitHub's description and only the query parameters it declares", () => {
     const operations = new Set(
       forge.responses
@@ -470,6 +532,8 @@ describe('reconcile() with a GitHub repository hook', () => {
         .map((response) => gitHubOperationId(response.path, response.method)),
     );
     expect([...operations].sort()).toEqual([
+      'apps/list-webhook-deliveries',
+      'apps/redeliver-webhook-delivery',
       'repos/list-webhook-deliveries',
       'repos/redeliver-webhook-delivery',
     ]);
