@@ -6,6 +6,8 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { S3Client } from '@aws-sdk/client-s3';
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import middy from '@middy/core';
@@ -13,12 +15,14 @@ import type { Context } from 'aws-lambda';
 import { DeliveryLog } from '../delivery-log/delivery-log.js';
 import { type Env, sdkTimeouts } from '../env.js';
 import { DedupeRecords } from '../ingest/dedupe-record.js';
+import { EventPublisher } from '../ingest/publisher.js';
 import type { LoggerLike } from '../types.js';
 import { ReconcileAttempts } from './attempts.js';
 import { gitHubAppJwtAuth, storeAuth } from './auth.js';
 import { type ReconcileConfig, type ReconcileSourceConfig, readReconcileConfig } from './config.js';
 import { gitHubDeliveryLog } from './github.js';
 import { type ReconcileSource, reconcile } from './reconcile.js';
+import { createRecovery } from './recover.js';
 import type { DeliveryLogApi, ReconcileReport } from './types.js';
 
 /** Options of {@link createReconcileHandler}; everything defaults to what the Lambda builds for itself. */
@@ -29,6 +33,10 @@ export interface ReconcileHandlerOptions {
   dynamodb?: DynamoDBClient | undefined;
   /** Reads the OAuth client secrets and App private keys. Default: one built on first use. */
   ssm?: SSMClient | undefined;
+  /** Publishes deliveries too large for the ingest. Default: one with the AWS timeouts (the publisher retries). */
+  eventBridge?: EventBridgeClient | undefined;
+  /** The claim-check bucket's client. Default: one with the AWS timeouts. */
+  s3?: S3Client | undefined;
   /** The forge API's `fetch`. Default the global one. */
   fetch?: typeof fetch | undefined;
   logger?: LoggerLike | undefined;
@@ -119,6 +127,30 @@ export function createReconcileHandler(options: ReconcileHandlerOptions = {}): R
           logger,
         });
 
+  // Deliveries too large for the ingest are published here, through the claim check: only with its bucket.
+  const { bucket } = config.publisher;
+  const recover =
+    bucket === undefined
+      ? undefined
+      : createRecovery({
+          publisher: new EventPublisher({
+            ...config.publisher,
+            eventBridge:
+              options.eventBridge ??
+              new EventBridgeClient({ ...sdkTimeouts(config.requestTimeoutMs), maxAttempts: 1 }),
+            s3: options.s3 ?? new S3Client(sdkTimeouts(Math.max(config.requestTimeoutMs, 5_000))),
+            bucket,
+            logger,
+          }),
+          dedupe: {
+            client: dynamodb,
+            tableName: config.dedupeTableName,
+            ttlSeconds: config.dedupeTtlSeconds,
+          },
+          deliveryLog,
+          logger,
+        });
+
   const run = async (
     event: ReconcileEvent | undefined,
     context?: Partial<Context>,
@@ -133,6 +165,7 @@ export function createReconcileHandler(options: ReconcileHandlerOptions = {}): R
       dedupe,
       attempts,
       deliveryLog,
+      recover,
       logger,
       maxRedeliveries: config.maxRedeliveries,
       maxPages: config.maxPages,

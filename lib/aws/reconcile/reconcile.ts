@@ -125,9 +125,11 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRep
   const one = async (source: ReconcileSource, attempt: ForgeDelivery, firstAt: number): Promise<void> => {
     const key = { id: attempt.deliveryId, source: source.name };
     const state = await dedupe.state(key);
+    const tooLarge = attempt.statusCode === TOO_LARGE;
     if (state === 'published' || state === 'queued') {
       report.alreadyOurs += 1;
-      if (!dryRun && (await attempts.markLate(source.name, attempt.deliveryId, now()))) {
+      // A 413 the ingest never saw was recovered over the API: not late.
+      if (!dryRun && !tooLarge && (await attempts.markLate(source.name, attempt.deliveryId, now()))) {
         report.late += 1;
         logger?.info('delivery taken late', {
           delivery: attempt.deliveryId,
@@ -143,7 +145,6 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRep
       }
       return;
     }
-    const tooLarge = attempt.statusCode === TOO_LARGE;
     const outOfTime =
       options.remainingMs !== undefined && options.remainingMs() < (options.reserveMs ?? 15_000);
     if (state === 'in-progress' || budget <= 0 || outOfTime || (tooLarge && recover === undefined)) {
@@ -186,8 +187,8 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRep
     }
     budget -= 1;
     if (tooLarge && recover !== undefined) {
-      await recover(source, attempt);
-      report.recovered += 1;
+      if ((await recover(source, attempt)) === 'published') report.recovered += 1;
+      else report.alreadyOurs += 1;
       return;
     }
     await source.api.redeliver(attempt);

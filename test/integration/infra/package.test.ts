@@ -343,15 +343,20 @@ describe('osls package (offline, no credentials)', () => {
         's3:PutObject',
       ].sort(),
     );
-    // The reconciler reads dedupe records, keeps its own items beside them, writes its log rows, reads tokens.
+    // The reconciler reads dedupe records, keeps its own items beside them, writes its log rows, reads tokens,
+    // and publishes a delivery too large for the ingest through the claim check.
     expect(grants('ReconcileIamRoleLambdaExecution')).toEqual(
       [
+        'dynamodb:DeleteItem',
         'dynamodb:GetItem',
         'dynamodb:GetItem',
         'dynamodb:PutItem',
         'dynamodb:PutItem',
+        'dynamodb:PutItem',
         'dynamodb:UpdateItem',
         'dynamodb:UpdateItem',
+        'events:PutEvents',
+        's3:PutObject',
         'ssm:GetParameter',
       ].sort(),
     );

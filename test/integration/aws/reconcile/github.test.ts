@@ -7,6 +7,7 @@ import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { S3Client } from '@aws-sdk/client-s3';
 import middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
@@ -19,6 +20,7 @@ import {
   EventPublisher,
   forgeWebhookSources,
   type LoggerLike,
+  resolveDelivery,
   webhookErrors,
 } from '../../../../lib/aws/index.js';
 import { DedupeRecords } from '../../../../lib/aws/ingest/dedupe-record.js';
@@ -27,6 +29,7 @@ import { ReconcileAttempts } from '../../../../lib/aws/reconcile/attempts.js';
 import { storeAuth } from '../../../../lib/aws/reconcile/auth.js';
 import { gitHubDeliveryLog } from '../../../../lib/aws/reconcile/github.js';
 import { type ReconcileOptions, reconcile } from '../../../../lib/aws/reconcile/reconcile.js';
+import { createRecovery } from '../../../../lib/aws/reconcile/recover.js';
 import {
   type AuthorizationServer,
   DEFAULT_CLIENT,
@@ -35,6 +38,7 @@ import {
 } from '../../../../local-stack/authorization-server.js';
 import { createTables } from '../../../../local-stack/dynamodb.js';
 import { type GitHubDeliveries, startGitHubDeliveries } from '../../../../local-stack/github-deliveries.js';
+import { type LocalS3, startS3 } from '../../../../local-stack/s3.js';
 import { useDynamoDbLocal } from '../../../helpers/aws-local.js';
 import {
   gitHubOperationId,
@@ -50,8 +54,11 @@ const APP_ID = '4242';
 /** The GitHub App whose hook is `/app/hook`: the stand-in checks its JWT with the app's public key. */
 const appKeys = generateKeyPairSync('rsa', { modulusLength: 2048 });
 
-/** The bus: records each entry's `detail.delivery` it accepts. */
-const bus = { received: [] as string[] };
+/** The bus: records each entry's `detail.delivery` it accepts, and the detail itself. */
+const bus = { received: [] as string[], details: [] as string[] };
+const BUCKET = 'reconcile-claims';
+let s3: LocalS3;
+let publisher: EventPublisher;
 let busServer: Server;
 let busUrl = '';
 let authServer: AuthorizationServer;
@@ -73,6 +80,7 @@ beforeAll(async () => {
       };
       const ids = Entries.map((entry) => {
         bus.received.push((JSON.parse(entry.Detail) as { delivery: string }).delivery);
+        bus.details.push(entry.Detail);
         return { EventId: `event-${bus.received.length}` };
       });
       res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
@@ -89,7 +97,8 @@ beforeAll(async () => {
   tables = { dedupe, tokens, deliveries: `deliveries-${randomUUID().slice(0, 8)}` };
   await createTables(ddb.endpoint, { deliveries: tables.deliveries });
 
-  const publisher = new EventPublisher({
+  s3 = await startS3({ buckets: [BUCKET] });
+  publisher = new EventPublisher({
     eventBridge: new EventBridgeClient({
       endpoint: busUrl,
       region: 'us-east-1',
@@ -97,6 +106,8 @@ beforeAll(async () => {
       maxAttempts: 1,
     }),
     eventBusName: 'forge',
+    s3: new S3Client(s3.clientConfig),
+    bucket: BUCKET,
   });
   const handler = middy(createIngest({ publisher, dedupe: { client: ddb.client(), tableName: dedupe } }))
     .use(forgeWebhookSources({ sources: [{ name: 'acme', forge: 'github', secret: async () => [SECRET] }] }))
@@ -142,6 +153,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await forge?.close();
   await authServer?.stop();
+  await s3?.stop();
   busServer?.closeAllConnections();
   await new Promise((resolve) => busServer?.close(resolve));
 });
@@ -212,6 +224,7 @@ function resetHook() {
   forge.faults.malformed = false;
   forge.faults.rateLimitAfter = undefined;
   bus.received.length = 0;
+  bus.details.length = 0;
 }
 
 const payload = (n: number) => ({
@@ -525,6 +538,44 @@ describe('reconcile() with a GitHub repository hook', () => {
     expect(lines.filter((line) => line.message === 'reconcile run')).toHaveLength(3);
   });
 
+  it('publishes a 12 MB delivery (the forge recorded 413) once through the claim check from the API payload, and a subscriber receives it', async () => {
+    resetHook();
+    const big = { ...payload(7), blob: 'x'.repeat(12 * 1024 * 1024) };
+    const attempt = await forge.deliver(HOOK_PATH, { event: 'issues', payload: big, statusCode: 413 });
+    const recover = createRecovery({
+      publisher,
+      dedupe: { client: ddb.client(), tableName: tables.dedupe },
+      deliveryLog: deliveryLog(),
+    });
+    // Without a recovery it is never redelivered into the same 413.
+    expect(await run()).toMatchObject({ failed: 1, redelivered: 0, recovered: 0, skipped: 1 });
+    const first = await run({ recover });
+    expect(first).toMatchObject({ failed: 1, redelivered: 0, recovered: 1, errors: 0 });
+    expect(forge.redeliveries).toEqual([]);
+    expect(bus.received).toEqual([attempt.guid]);
+    const detail = JSON.parse(bus.details[0] as string) as Record<string, unknown>;
+    expect(detail).toMatchObject({
+      delivery: attempt.guid,
+      event: 'issues',
+      action: 'opened',
+      forge: 'github',
+      source: 'acme',
+      verified: 'forge-api',
+      payloadRef: { bucket: BUCKET, bytes: Buffer.byteLength(JSON.stringify(big)) },
+    });
+    const received = await resolveDelivery({ detail }, { s3: new S3Client(s3.clientConfig) });
+    expect(received.payload).toEqual(big);
+    const rows = await deliveryLog().list({ status: 'recovered', source: 'acme', limit: 10 });
+    expect(rows.records.map((row) => [row.deliveryId, row.verdict, row.reason])).toEqual([
+      [attempt.guid, 'forge_api', 'recovered from forge API'],
+    ]);
+    // Exactly once: a later run finds the dedupe record completed.
+    const second = await run({ recover });
+    expect(second).toMatchObject({ failed: 1, alreadyOurs: 1, late: 0, recovered: 0 });
+    expect(bus.received).toHaveLength(1);
+    expect(forge.responses.filter((response) => response.operation === 'get')).toHaveLength(1);
+  }, 60_000);
+
   it("covers the three hook-delivery operations of GitHub's description and only the query parameters it declares", () => {
     const operations = new Set(
       forge.responses
@@ -534,6 +585,7 @@ describe('reconcile() with a GitHub repository hook', () => {
     expect([...operations].sort()).toEqual([
       'apps/list-webhook-deliveries',
       'apps/redeliver-webhook-delivery',
+      'repos/get-webhook-delivery',
       'repos/list-webhook-deliveries',
       'repos/redeliver-webhook-delivery',
     ]);
