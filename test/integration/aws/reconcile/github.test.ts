@@ -576,6 +576,73 @@ describe('reconcile() with a GitHub repository hook', () => {
     expect(forge.responses.filter((response) => response.operation === 'get')).toHaveLength(1);
   }, 60_000);
 
+  it('backs off a redelivery that failed again, then gives it up near the end of the forge window with the metric line', async () => {
+    resetHook();
+    const lost = await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(1), statusCode: 0 });
+    ingestState.down = true;
+    const t0 = Date.now();
+    // A short window (1000 s) and backoff (600 s): the second try would be the last within the window.
+    const source = (api: ReturnType<typeof gitHubDeliveryLog>) => [
+      { name: 'acme', forge: 'github', windowSeconds: 1_000, api },
+    ];
+    const auth = storeAuth(
+      {
+        provider: 'local',
+        clientId: DEFAULT_CLIENT.client_id,
+        site: authServer.issuer,
+        scope: 'forge:read',
+        resource: FORGE_API_RESOURCE,
+      },
+      {
+        documentClient: ddb.documentClient(),
+        tableName: tables.tokens,
+        env: { IS_OFFLINE: 'true', FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret },
+      },
+    );
+    const api = gitHubDeliveryLog({ hook: { ...hook, api: forge.url }, auth });
+    try {
+      expect(await run({ sources: source(api), now: () => t0 })).toMatchObject({ failed: 1, redelivered: 1 });
+      await forge.settled();
+      // The redelivery failed again (503): within its backoff nothing is asked.
+      expect(await run({ sources: source(api), now: () => t0 + 300_000 })).toMatchObject({
+        failed: 1,
+        redelivered: 0,
+        skipped: 1,
+      });
+      const { logger, lines } = recordingLogger();
+      const last = await run({
+        sources: source(api),
+        now: () => t0 + 700_000,
+        logger,
+        maxBackoffSeconds: 600,
+        metricNamespace: 'fb/test',
+      });
+      expect(last).toMatchObject({ failed: 1, redelivered: 0, gaveUp: 1 });
+      expect(lines.find((line) => line.message === 'delivery given up')).toMatchObject({
+        level: 'error',
+        fields: {
+          delivery: lost.guid,
+          source: 'acme',
+          ReconcileGaveUpDeliveries: 1,
+          _aws: {
+            CloudWatchMetrics: [
+              { Namespace: 'fb/test', Metrics: [{ Name: 'ReconcileGaveUpDeliveries', Unit: 'Count' }] },
+            ],
+          },
+        },
+      });
+      // Given up is final: a later run asks for nothing.
+      expect(await run({ sources: source(api), now: () => t0 + 900_000 })).toMatchObject({
+        redelivered: 0,
+        gaveUp: 0,
+        skipped: 1,
+      });
+      expect(forge.redeliveries).toEqual([lost.guid]);
+    } finally {
+      ingestState.down = false;
+    }
+  });
+
   it("covers the three hook-delivery operations of GitHub's description and only the query parameters it declares", () => {
     const operations = new Set(
       forge.responses
