@@ -172,6 +172,8 @@ export function createReconcileHandler(options: ReconcileHandlerOptions = {}): R
       maxBackoffSeconds: config.maxBackoffSeconds,
       metricNamespace: config.metricNamespace,
       dryRun: event?.dryRun === true,
+      // One delivery takes at most one forge API call (its timeout) and a few quick writes.
+      reserveMs: config.apiTimeoutMs,
       ...(typeof context?.getRemainingTimeInMillis === 'function'
         ? { remainingMs: () => (context.getRemainingTimeInMillis as () => number)() }
         : {}),
