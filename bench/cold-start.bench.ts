@@ -291,7 +291,8 @@ export default async function coldStartBench(): Promise<void> {
         },
         check: (result) => {
           const redelivered = (result as { redelivered?: number } | undefined)?.redelivered;
-          if (redelivered !== 1) throw new Error(`redelivered ${redelivered}, not 1: ${JSON.stringify(result)}`);
+          if (redelivered !== 1)
+            throw new Error(`redelivered ${redelivered}, not 1: ${JSON.stringify(result)}`);
         },
       },
     ];
