@@ -38,6 +38,7 @@ import {
 } from '../../../../local-stack/authorization-server.js';
 import { createTables } from '../../../../local-stack/dynamodb.js';
 import { type GitHubDeliveries, startGitHubDeliveries } from '../../../../local-stack/github-deliveries.js';
+import { startInspector } from '../../../../local-stack/inspector/server.js';
 import { type LocalS3, startS3 } from '../../../../local-stack/s3.js';
 import { useDynamoDbLocal } from '../../../helpers/aws-local.js';
 import {
@@ -640,6 +641,34 @@ describe('reconcile() with a GitHub repository hook', () => {
       expect(forge.redeliveries).toEqual([lost.guid]);
     } finally {
       ingestState.down = false;
+    }
+  });
+
+  it('the inspector shows how each came back: "redelivered by reconciler", "recovered from forge API", and the late ones', async () => {
+    const inspector = await startInspector({ log: deliveryLog(), sources: [], rules: [] });
+    try {
+      const rows = async (status: string) => {
+        const answer = await fetch(`${inspector.url}api/deliveries?status=${status}&source=acme&limit=500`);
+        expect(answer.status).toBe(200);
+        return ((await answer.json()) as { records: { outcome: string; reason?: string; verdict: string }[] })
+          .records;
+      };
+      const redelivered = await rows('redelivered');
+      expect(redelivered.length).toBeGreaterThanOrEqual(30);
+      expect(new Set(redelivered.map((row) => [row.outcome, row.reason, row.verdict].join('|')))).toEqual(
+        new Set(['redelivered|redelivered by reconciler|forge_api']),
+      );
+      expect((await rows('recovered')).map((row) => row.reason)).toEqual(['recovered from forge API']);
+      const late = await rows('late');
+      expect(late).toHaveLength(10);
+      expect(
+        late.every(
+          (row) =>
+            row.reason === 'the forge recorded no answer (timed out) but it was taken: not redelivered',
+        ),
+      ).toBe(true);
+    } finally {
+      await inspector.stop();
     }
   });
 
