@@ -1,6 +1,8 @@
 // The pure parts of the GitHub delivery-log client: paths per hook kind, the Link header, and the check of each
 // listed item (a malformed one is refused, never guessed at).
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { parseSourceHook } from '../../../../lib/aws/ingest/source-hook.js';
 import { ForgeApiError } from '../../../../lib/aws/reconcile/forge-http.js';
 import { gitHubDeliveriesPath, nextLink, parseGitHubDelivery } from '../../../../lib/aws/reconcile/github.js';
 
@@ -77,5 +79,29 @@ describe('parseGitHubDelivery()', () => {
     }
     expect(caught).toBeInstanceOf(ForgeApiError);
     expect(caught).toMatchObject({ code: 'forge_malformed', message: `GET /x answered ${detail}` });
+  });
+});
+
+describe('the parsers on any input', () => {
+  it('parseGitHubDelivery() returns or throws forge_malformed, nextLink() returns, parseSourceHook() returns or throws a TypeError', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.string(), (value, link) => {
+        try {
+          parseGitHubDelivery(value, 'GET /x');
+        } catch (error) {
+          if (!(error instanceof ForgeApiError) || error.code !== 'forge_malformed') throw error;
+        }
+        const next = nextLink(link);
+        if (next !== undefined && typeof next !== 'string') throw new Error('not a string');
+        for (const forge of ['github', 'gitlab', 'gitea'] as const) {
+          try {
+            parseSourceHook(value, forge, (field) => `"hook${field === undefined ? '' : `.${field}`}"`);
+          } catch (error) {
+            if (!(error instanceof TypeError)) throw error;
+          }
+        }
+      }),
+      { numRuns: 500 },
+    );
   });
 });
