@@ -1,4 +1,4 @@
-// Cold start of every bundle (ingest, catch-all, subscriber, refresh) next to its floor: a bundle holding only
+// Cold start of every bundle (ingest, catch-all, subscriber, refresh, reconcile) next to its floor: a bundle holding only
 // the AWS SDK clients the handler builds, making the same calls (bench/fixtures/*-floor.ts). Everything is
 // bundled as serverless.yml's `custom.esbuild` does, from the handlers as they are now. Cold start = a fresh
 // node process that imports the bundle and runs one representative invocation against loopback servers:
@@ -18,6 +18,7 @@ import {
 } from '../local-stack/authorization-server.js';
 import { createTables, startDynamoDbLocal } from '../local-stack/dynamodb.js';
 import { startForgeApi } from '../local-stack/forge-api.js';
+import { startGitHubDeliveries } from '../local-stack/github-deliveries.js';
 import { sampleDelivery, signDelivery } from '../local-stack/sample-deliveries.js';
 import { startAwsEndpoint } from './fixtures/aws-endpoint.js';
 
@@ -133,6 +134,11 @@ export default async function coldStartBench(): Promise<void> {
       audience: FORGE_API_RESOURCE,
     });
     stops.push(() => forgeApi.stop());
+    // The reconciler's forge: GitHub's delivery log of one hook, each run finding one delivery that failed.
+    const deliveryLog = await startGitHubDeliveries({ accepts: () => true, send: async () => 202 });
+    stops.push(() => deliveryLog.close());
+    const HOOK = '/repos/acme/web/hooks/1';
+    deliveryLog.addHook(HOOK, webhookSecret);
     const aws = await startAwsEndpoint({
       dynamodb: dynamodb.endpoint,
       parameters: { [webhookParameter]: webhookSecret, [oauthParameter]: DEFAULT_CLIENT.client_secret },
@@ -249,6 +255,46 @@ export default async function coldStartBench(): Promise<void> {
           if (refreshed !== 1) throw new Error(`refreshed ${refreshed}, not 1`);
         },
       },
+      {
+        name: 'reconcile',
+        handler: 'functions/reconcile/handler.ts',
+        floor: 'bench/fixtures/reconcile-floor.ts',
+        env: {
+          FORGEBRIDGE_BUS_NAME: names.bus,
+          FORGEBRIDGE_DEDUPE_TABLE: names.dedupe,
+          FORGEBRIDGE_DEDUPE_TTL_SECONDS: '604800',
+          FORGEBRIDGE_BUCKET: names.bucket,
+          FORGEBRIDGE_MAX_ENTRY_BYTES: '262144',
+          FORGEBRIDGE_TOKEN_TABLE: names.tokens,
+          FORGEBRIDGE_OAUTH_CLIENTS: oauthClients,
+          FORGEBRIDGE_REFRESH_WINDOW_SECONDS: '300',
+          FORGEBRIDGE_DELIVERIES_TABLE: names.deliveries,
+          FORGEBRIDGE_WEBHOOK_SOURCES: JSON.stringify([
+            {
+              name: 'acme',
+              forge: 'github',
+              secretParameter: webhookParameter,
+              hook: {
+                kind: 'repo',
+                owner: 'acme',
+                repo: 'web',
+                id: 1,
+                provider: 'forge',
+                api: deliveryLog.url,
+              },
+            },
+          ]),
+        },
+        event: () => {
+          void deliveryLog.deliver(HOOK, { event: name, payload, statusCode: 0 });
+          return { 'detail-type': 'Scheduled Event', source: 'aws.events', detail: {} };
+        },
+        check: (result) => {
+          const redelivered = (result as { redelivered?: number } | undefined)?.redelivered;
+          if (redelivered !== 1)
+            throw new Error(`redelivered ${redelivered}, not 1: ${JSON.stringify(result)}`);
+        },
+      },
     ];
 
     const runner = join(dir, 'runner.mjs');
@@ -275,7 +321,8 @@ export default async function coldStartBench(): Promise<void> {
     console.log(
       `${pad('bundle', 22)}${'KiB'.padStart(9)}${'import'.padStart(9)}${'1st call'.padStart(9)}${'total'.padStart(9)}${'CPU'.padStart(9)}   AWS calls`,
     );
-    for (const test of cases) {
+    const only = process.env.BENCH_COLD_ONLY;
+    for (const test of cases.filter((candidate) => only === undefined || candidate.name === only)) {
       const bundles = {
         ours: join(dir, test.name, 'handler.mjs'),
         floor: join(dir, `${test.name}-floor`, 'handler.mjs'),

@@ -85,7 +85,18 @@ export {
   type ResolvedDelivery,
   resolveDelivery,
 } from './ingest/resolve-delivery.js';
+export type { SourceHook, SourceHookKind } from './ingest/source-hook.js';
 export { createSubscriber, type SubscriberOptions } from './ingest/subscriber.js';
+export { type ReconcileConfig, type ReconcileSourceConfig, readReconcileConfig } from './reconcile/config.js';
+export { ForgeApiError, type ForgeApiErrorCode, ForgeApiErrorCodes } from './reconcile/forge-http.js';
+export {
+  createReconcileHandler,
+  type ReconcileEvent,
+  type ReconcileHandler,
+  type ReconcileHandlerOptions,
+} from './reconcile/handler.js';
+export { RECONCILE_GAVE_UP_METRIC } from './reconcile/reconcile.js';
+export type { ReconcileReport } from './reconcile/types.js';
 export { errorCode, isDeliveryId, isOffline, isSourceName, positive, SOURCE_NAME_RULE } from './rules.js';
 export {
   createSecretsProvider,

@@ -45,6 +45,11 @@ export interface Delivery {
   nativeEvent?: string | undefined;
   /** The forge's own action (`open`). */
   nativeAction?: string | undefined;
+  /**
+   * How the delivery was proven to come from the forge when no signature was checked: `forge-api`, fetched by
+   * the reconciler over the forge's authenticated API (a delivery too large for the ingest).
+   */
+  verified?: 'forge-api' | undefined;
 }
 
 /** Where a claim-checked payload lives. Sits at `detail.payloadRef`. */
@@ -70,6 +75,8 @@ export interface DeliveryDetail {
   nativeEvent?: string;
   /** The forge's own action (`open`), when there is one. */
   nativeAction?: string;
+  /** `forge-api` when the reconciler fetched it over the forge's authenticated API instead of a signature check. */
+  verified?: 'forge-api';
   /** The whole payload, or only the routing fields when `payloadRef` is set. */
   payload: unknown;
   payloadRef?: PayloadRef;

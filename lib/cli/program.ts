@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { registerDeliveries } from './commands/deliveries.js';
 import { registerDev } from './commands/dev.js';
+import { registerReconcile } from './commands/reconcile.js';
 import { registerReplay } from './commands/replay.js';
 import { registerRules } from './commands/rules.js';
 import { registerSend } from './commands/send.js';
@@ -46,6 +47,7 @@ Exit codes: 0 done, 1 negative outcome (a non-2xx answer, a signature that does 
   registerVerify(program);
   registerDeliveries(program);
   registerReplay(program, version);
+  registerReconcile(program);
   registerDev(program, version);
   program.exitOverride();
   for (const command of program.commands) command.exitOverride();

@@ -29,6 +29,8 @@ export const DeliveryVerdicts = [
   'unknown_source',
   /** The request was answered before its signature could be checked (secrets unavailable, not a POST, ...). */
   'not_checked',
+  /** Not a request: the reconciler's row, from the forge's authenticated delivery-log API. */
+  'forge_api',
 ] as const;
 /** What the signature check said of a request. */
 export type DeliveryVerdict = (typeof DeliveryVerdicts)[number];
@@ -41,6 +43,12 @@ export const DeliveryOutcomes = [
   'in_progress',
   'failed',
   'rejected',
+  /** The forge counted it failed (we answered after its timeout) but it was taken: not redelivered. */
+  'late',
+  /** The reconciler asked the forge to deliver it again (`redelivered by reconciler`). */
+  'redelivered',
+  /** Too large for the ingest: the reconciler fetched it over the forge's API and published it. */
+  'recovered',
 ] as const;
 /** What the ingest did with a request. */
 export type DeliveryOutcome = (typeof DeliveryOutcomes)[number];

@@ -3,6 +3,7 @@ import { AwsDefaults } from '../constants.js';
 import { DEFAULT_SOURCE } from '../delivery-key.js';
 import { type Env, numberEnv, optionalEnv, requireEnv } from '../env.js';
 import { isOffline, isSourceName, SOURCE_NAME_RULE } from '../rules.js';
+import { parseSourceHook, type SourceHook } from './source-hook.js';
 
 /** The source `/webhooks` (no source in the path) serves. */
 export const DEFAULT_WEBHOOK_SOURCE = DEFAULT_SOURCE;
@@ -22,6 +23,8 @@ export interface WebhookSourceConfig {
   secretEnv: string;
   /** Event and delivery header names overriding the preset's (lowercase). */
   headers: { event?: string; delivery?: string };
+  /** The forge-side hook whose delivery log the reconciler reads, when the source names one. */
+  hook?: SourceHook;
 }
 
 /** The ingest function's configuration, as {@link readIngestConfig} reads it from the environment. */
@@ -134,6 +137,7 @@ const SOURCE_KEYS = new Set([
   'secretEnv',
   'eventHeader',
   'deliveryHeader',
+  'hook',
 ]);
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 // A header name is an RFC 9110 token.
@@ -246,7 +250,13 @@ function parseSource(entry: unknown, index: number): WebhookSourceConfig {
     if (!HEADER_NAME.test(header)) throw new TypeError(`${label(index, key)} must be a header name`);
     headers[field] = header.toLowerCase();
   }
-  return { name, forge: forge as Forge, secretParameter, secretEnv, headers };
+  const source: WebhookSourceConfig = { name, forge: forge as Forge, secretParameter, secretEnv, headers };
+  if (record.hook !== undefined) {
+    source.hook = parseSourceHook(record.hook, source.forge, (field) =>
+      label(index, field === undefined ? 'hook' : `hook.${field}`),
+    );
+  }
+  return source;
 }
 
 /** The retrier's configuration, as {@link readRedriveConfig} reads it from the environment. */

@@ -86,7 +86,7 @@ function deliveryAction(delivery: DeliveryFields): string | undefined {
 }
 
 type DeliveryFields = Pick<Delivery, 'id' | 'name' | 'payload'> &
-  Partial<Pick<Delivery, 'action' | 'forge' | 'source' | 'nativeEvent' | 'nativeAction'>>;
+  Partial<Pick<Delivery, 'action' | 'forge' | 'source' | 'nativeEvent' | 'nativeAction' | 'verified'>>;
 
 /**
  * Builds the one PutEvents entry of a delivery: `detail = { delivery, event, action?, forge?, source?,
@@ -98,7 +98,7 @@ export function buildEventEntry(delivery: DeliveryFields, options: EventEntryOpt
   const action = deliveryAction(delivery);
   // Key order: delivery, event, action?, forge?, source?, nativeEvent?, nativeAction?, payload, payloadRef?
   // (readable in the console, stable in tests).
-  const { forge, source, nativeEvent, nativeAction } = delivery;
+  const { forge, source, nativeEvent, nativeAction, verified } = delivery;
   const detail: DeliveryDetail = {
     delivery: delivery.id,
     event: delivery.name,
@@ -107,6 +107,7 @@ export function buildEventEntry(delivery: DeliveryFields, options: EventEntryOpt
     ...(source === undefined ? {} : { source }),
     ...(nativeEvent === undefined ? {} : { nativeEvent }),
     ...(nativeAction === undefined ? {} : { nativeAction }),
+    ...(verified === undefined ? {} : { verified }),
     payload: undefined,
   };
   if (options.payloadRef === undefined) {

@@ -14,6 +14,7 @@ import { AwsBridgeError, isConditionalCheckFailed } from '../errors.js';
 import { errorCode, positive } from '../rules.js';
 import type { Delivery, PayloadRef } from '../types.js';
 import { ClaimCheck } from './claim-check.js';
+import { DedupeRecords, type DedupeState } from './dedupe-record.js';
 
 /** Options of {@link DeliveryQueue}. Defaults live in {@link AwsDefaults}. */
 export interface DeliveryQueueOptions {
@@ -68,6 +69,12 @@ export class QueueError extends AwsBridgeError {
 }
 
 const DUE = 'due';
+
+function keyOfRecord(record: QueuedDelivery): Pick<Delivery, 'id' | 'source'> {
+  return record.source === undefined
+    ? { id: record.delivery }
+    : { id: record.delivery, source: record.source };
+}
 const ROUTE_FIELDS = ['forge', 'action', 'source', 'nativeEvent', 'nativeAction'] as const;
 
 /**
@@ -82,6 +89,7 @@ export class DeliveryQueue {
   readonly #inlineMaxBytes: number;
   readonly #s3: S3Client | undefined;
   readonly #claimCheck: ClaimCheck | undefined;
+  readonly #records: DedupeRecords;
 
   constructor(options: DeliveryQueueOptions) {
     if (options?.client === undefined) throw new TypeError('"client" is required');
@@ -98,6 +106,11 @@ export class DeliveryQueue {
       options.s3 !== undefined && options.bucket
         ? new ClaimCheck({ s3: options.s3, bucket: options.bucket, prefix: options.claimCheckPrefix })
         : undefined;
+    this.#records = new DedupeRecords({
+      client: options.client,
+      tableName: options.tableName,
+      ttlSeconds: this.#ttlSeconds,
+    });
   }
 
   /**
@@ -241,6 +254,22 @@ export class DeliveryQueue {
       if (typeof value === 'string') delivery[key] = value;
     }
     return delivery;
+  }
+
+  /**
+   * What the delivery's dedupe record says now (one consistent read): `published` when a later attempt (the
+   * forge's redelivery after a queue write whose reply was lost) put it on the bus, so the record must not be.
+   */
+  async deliveryState(record: QueuedDelivery): Promise<DedupeState> {
+    return this.#records.state(keyOfRecord(record));
+  }
+
+  /**
+   * Writes the delivery's completed dedupe record once the retrier published it, when there is none (the ingest
+   * answered 503 and released it): a redelivery after that is a duplicate. `false` when a record was there.
+   */
+  async markPublished(record: QueuedDelivery): Promise<boolean> {
+    return this.#records.markPublished(keyOfRecord(record));
   }
 
   /** Deletes a record once its delivery is on the bus. */

@@ -41,8 +41,10 @@ export interface RedriveReport {
   retried: number;
   /** Given up after the maximum age. */
   dead: number;
-  /** Not tried: taken by another run, the bus still down, or no time left. */
+  /** Not tried: taken by another run, held by an ingest attempt right now, the bus still down, or no time left. */
   skipped: number;
+  /** Not published: a later attempt (the forge's redelivery) had put the delivery on the bus; record removed. */
+  alreadyPublished: number;
 }
 
 /** Errors that say the bus (or S3) is down right now: trying the rest of the batch would only wait out budgets. */
@@ -50,7 +52,9 @@ const OUTAGE_CODES = new Set<string>([AwsErrorCodes.publishFailed, AwsErrorCodes
 
 /**
  * One run of the retrier: lists the due queue records (one Query), leases each with a conditional write so
- * that concurrent runs never publish the same one, publishes it with the ingest's publisher, deletes the record
+ * that concurrent runs never publish the same one, reads the delivery's dedupe record (a record a later attempt
+ * already published is removed unpublished; one without a dedupe record gets a completed one once published),
+ * publishes it with the ingest's publisher, deletes the record
  * on success, and on failure sets its next due time (exponential backoff) or, once it is older than
  * `maxAgeSeconds`, dead-letters it with an error log line carrying the `DeadLetteredDeliveries` metric
  * (CloudWatch embedded metric format). A failed publish that looks like an outage ends the run early.
@@ -72,7 +76,14 @@ export async function redriveQueue(options: RedriveOptions): Promise<RedriveRepo
   const namespace = options.metricNamespace ?? AwsDefaults.metricNamespace;
 
   const keys = await queue.due(Math.floor(batchSize));
-  const report: RedriveReport = { due: keys.length, published: 0, retried: 0, dead: 0, skipped: 0 };
+  const report: RedriveReport = {
+    due: keys.length,
+    published: 0,
+    retried: 0,
+    dead: 0,
+    skipped: 0,
+    alreadyPublished: 0,
+  };
   let outage = false;
 
   const settle = async (record: QueuedDelivery, failure: unknown): Promise<void> => {
@@ -116,6 +127,27 @@ export async function redriveQueue(options: RedriveOptions): Promise<RedriveRepo
       report.skipped += 1;
       return;
     }
+    // A queue write whose reply was lost was answered 503, so the forge may have redelivered it since: the dedupe
+    // record tells whether that attempt put it on the bus.
+    const state = await queue.deliveryState(record);
+    if (state === 'in-progress') {
+      // An ingest attempt holds it now; the lease runs out and a later run looks again.
+      report.skipped += 1;
+      return;
+    }
+    if (state === 'published') {
+      report.alreadyPublished += 1;
+      logger?.info('queued delivery already published by a later attempt', { delivery: record.delivery });
+      try {
+        await queue.remove(record);
+      } catch (error) {
+        logger?.error('queue record delete failed', {
+          delivery: record.delivery,
+          errorCode: errorCode(error),
+        });
+      }
+      return;
+    }
     try {
       await publisher.publish(await queue.load(record));
     } catch (failure) {
@@ -137,6 +169,17 @@ export async function redriveQueue(options: RedriveOptions): Promise<RedriveRepo
       attempts: record.attempts + 1,
       queuedForMs: Date.now() - record.queuedAt,
     });
+    if (state === 'none') {
+      try {
+        await queue.markPublished(record);
+      } catch (error) {
+        // A redelivery before the record's TTL may then publish it again: the at-least-once edge, logged.
+        logger?.error('dedupe record write failed', {
+          delivery: record.delivery,
+          errorCode: errorCode(error),
+        });
+      }
+    }
     try {
       await queue.remove(record);
     } catch (error) {

@@ -176,6 +176,9 @@ const OUTCOME_COLOURS: Record<DeliveryOutcome, Parameters<typeof paint>[0]> = {
   in_progress: 'yellow',
   failed: 'red',
   rejected: 'red',
+  late: 'yellow',
+  redelivered: 'cyan',
+  recovered: 'green',
 };
 
 /** The outcome, coloured. */

@@ -202,6 +202,7 @@ describe('osls package (offline, no credentials)', () => {
         'OnIssuesOpenedLambdaFunction',
         'OnIssuesPrefixLambdaFunction',
         'OnPushLambdaFunction',
+        'ReconcileLambdaFunction',
         'RedriveLambdaFunction',
         'RefreshLambdaFunction',
       ].sort(),
@@ -223,6 +224,7 @@ describe('osls package (offline, no credentials)', () => {
       'onIssuesOpened',
       'onIssuesPrefix',
       'onPush',
+      'reconcile',
       'redrive',
       'refresh',
     ];
@@ -258,11 +260,14 @@ describe('osls package (offline, no credentials)', () => {
     expect(permissions[0]?.[1].Properties.FunctionUrlAuthType).toBe('NONE');
   });
 
-  it('schedules the token refresh every 5 minutes and the retrier of queued deliveries every minute', () => {
+  it('schedules the token refresh every 5 minutes, the retrier of queued deliveries every minute and the reconciler every 10 minutes', () => {
     const schedules = ofType('AWS::Events::Rule').filter(([, rule]) => rule.Properties.ScheduleExpression);
     const targeting = (fn: string) =>
       schedules.filter(([, rule]) => JSON.stringify(rule.Properties.Targets).includes(fn));
-    expect(schedules).toHaveLength(2);
+    expect(schedules).toHaveLength(3);
+    expect(targeting('ReconcileLambdaFunction').map(([, r]) => r.Properties.ScheduleExpression)).toEqual([
+      'rate(10 minutes)',
+    ]);
     expect(targeting('RefreshLambdaFunction').map(([, r]) => r.Properties.ScheduleExpression)).toEqual([
       'rate(5 minutes)',
     ]);
@@ -273,6 +278,17 @@ describe('osls package (offline, no credentials)', () => {
 
   it('routes POST /webhooks/{source} to the ingest beside the default /webhooks', () => {
     expect(resources.HttpApiRoutePostWebhooksSourceVar?.Properties.RouteKey).toBe('POST /webhooks/{source}');
+  });
+
+  it('alarms on one delivery the reconciler gave up', () => {
+    expect(resources.ReconcileGaveUpDeliveriesAlarm?.Properties).toMatchObject({
+      MetricName: 'ReconcileGaveUpDeliveries',
+      Namespace: 'forgebridge/ci',
+      Statistic: 'Sum',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      AlarmActions: [{ Ref: 'AlarmTopic' }],
+    });
   });
 
   it('writes one rule per rule form with the documented pattern', () => {
@@ -334,6 +350,35 @@ describe('osls package (offline, no credentials)', () => {
         'ssm:GetParameter',
       ].sort(),
     );
+    expect(grants('RedriveIamRoleLambdaExecution')).toEqual(
+      [
+        'dynamodb:DeleteItem',
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:Query',
+        'dynamodb:UpdateItem',
+        'events:PutEvents',
+        's3:GetObject',
+        's3:PutObject',
+      ].sort(),
+    );
+    // The reconciler reads dedupe records, keeps its own items beside them, writes its log rows, reads tokens,
+    // and publishes a delivery too large for the ingest through the claim check.
+    expect(grants('ReconcileIamRoleLambdaExecution')).toEqual(
+      [
+        'dynamodb:DeleteItem',
+        'dynamodb:GetItem',
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:PutItem',
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+        'dynamodb:UpdateItem',
+        'events:PutEvents',
+        's3:PutObject',
+        'ssm:GetParameter',
+      ].sort(),
+    );
     expect(grants('RefreshIamRoleLambdaExecution')).toEqual(
       ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'ssm:GetParameter'].sort(),
     );
@@ -377,6 +422,9 @@ describe('osls package (offline, no credentials)', () => {
     expect(subscriber).toHaveLength(1);
     expect(actions(subscriber[0] as Statement)).toEqual(['dynamodb:UpdateItem']);
     expect(subscriber[0]?.Resource).toEqual(logTable);
+    const reconciler = onLog('ReconcileIamRoleLambdaExecution');
+    expect(reconciler).toHaveLength(1);
+    expect(actions(reconciler[0] as Statement)).toEqual(['dynamodb:PutItem']);
     for (const role of [
       'RedriveIamRoleLambdaExecution',
       'RefreshIamRoleLambdaExecution',

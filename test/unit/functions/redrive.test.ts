@@ -2,7 +2,14 @@
 // on the queue's index, and a due record published and removed. DynamoDB (DocumentClient) and EventBridge are
 // mocked; the retrier runs end to end in test/integration/stack/routing.test.ts and the fault-injection suite.
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
-import { DeleteCommand, DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -21,6 +28,7 @@ interface Report {
   retried: number;
   dead: number;
   skipped: number;
+  alreadyPublished: number;
 }
 type Handler = (event: unknown, context: Context) => Promise<Report>;
 
@@ -57,6 +65,7 @@ describe('functions/redrive handler', { timeout: 30_000 }, () => {
       retried: 0,
       dead: 0,
       skipped: 0,
+      alreadyPublished: 0,
     });
     const queries = documents.commandCalls(QueryCommand);
     expect(queries).toHaveLength(1);
@@ -77,6 +86,9 @@ describe('functions/redrive handler', { timeout: 30_000 }, () => {
       },
     });
     documents.on(DeleteCommand).resolves({});
+    // No dedupe record (the ingest answered 503 for a queue write whose reply was lost): published, then recorded.
+    documents.on(GetCommand).resolves({});
+    documents.on(PutCommand).resolves({});
     eventBridge.on(PutEventsCommand).resolves({ FailedEntryCount: 0, Entries: [{ EventId: 'event-1' }] });
     const handler = await loadRedrive({ FORGEBRIDGE_QUEUE_MAX_AGE_SECONDS: '3600' });
     await expect(handler({}, context)).resolves.toEqual({
@@ -85,7 +97,13 @@ describe('functions/redrive handler', { timeout: 30_000 }, () => {
       retried: 0,
       dead: 0,
       skipped: 0,
+      alreadyPublished: 0,
     });
+    expect(documents.commandCalls(GetCommand)[0]?.args[0].input).toMatchObject({
+      TableName: 'dedupe',
+      ConsistentRead: true,
+    });
+    expect(documents.commandCalls(PutCommand)[0]?.args[0].input.Item).toMatchObject({ status: 'COMPLETED' });
     const [put] = eventBridge.commandCalls(PutEventsCommand);
     const entry = put?.args[0].input.Entries?.[0];
     expect(entry?.EventBusName).toBe('forge-bus');

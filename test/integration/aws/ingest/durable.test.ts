@@ -151,7 +151,14 @@ describe('the durable ingest with DynamoDB Local and a bus that is down, then ba
     bus.down = false;
     const requestsBefore = bus.requests;
     const back = await redrive(dedupe);
-    expect(back).toMatchObject({ due: 8, published: 8, retried: 0, dead: 0, skipped: 0 });
+    expect(back).toMatchObject({
+      due: 8,
+      published: 8,
+      retried: 0,
+      dead: 0,
+      skipped: 0,
+      alreadyPublished: 0,
+    });
     expect(count(bus.received)).toEqual(Object.fromEntries(ids.map((id) => [id, 1])));
     expect(bus.requests - requestsBefore).toBe(8);
     for (const id of ids) expect(await queueRecord(dedupe, id)).toBeUndefined();
@@ -215,5 +222,34 @@ describe('the durable ingest with DynamoDB Local and a bus that is down, then ba
     bus.down = false;
     expect(await redrive(dedupe, { maxAgeSeconds: 1 })).toMatchObject({ due: 0, published: 0 });
     expect(bus.received).toEqual([]);
+  });
+
+  it('publishes once a queue record whose write reply was lost (answered 503), whichever of the redelivery and the retrier comes first', async () => {
+    const { dedupe } = await ddb.tables();
+    const handler = ingest(dedupe);
+    const queue = new DeliveryQueue({ client: ddb.client(), tableName: dedupe });
+    // The write landed, its reply did not: the ingest answered 503 and released the dedupe lock.
+    const landed = async (id: string) => {
+      const rawBody = Buffer.from(JSON.stringify({ action: 'opened', issue: { id } }));
+      const payload = JSON.parse(rawBody.toString('utf8')) as unknown;
+      expect(await queue.enqueue({ id, name: 'issues', action: 'opened', payload, rawBody })).toBe('queued');
+    };
+    bus.down = false;
+    bus.received.length = 0;
+
+    await landed('d-amb-redelivery-first');
+    expect(await post(handler, 'd-amb-redelivery-first')).toEqual({
+      status: 202,
+      body: { delivery: 'd-amb-redelivery-first' },
+    });
+    expect(await redrive(dedupe)).toMatchObject({ due: 1, published: 0, alreadyPublished: 1 });
+    expect(await queueRecord(dedupe, 'd-amb-redelivery-first')).toBeUndefined();
+
+    await landed('d-amb-retrier-first');
+    expect(await redrive(dedupe)).toMatchObject({ due: 1, published: 1, alreadyPublished: 0 });
+    expect(await post(handler, 'd-amb-retrier-first')).toEqual({ status: 200, body: { duplicate: true } });
+
+    expect(count(bus.received)).toEqual({ 'd-amb-redelivery-first': 1, 'd-amb-retrier-first': 1 });
+    expect(await dueKeys(dedupe)).toEqual([]);
   });
 });

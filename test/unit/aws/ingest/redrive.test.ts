@@ -5,6 +5,7 @@ import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3
 import {
   DeleteCommand,
   DynamoDBDocumentClient,
+  GetCommand,
   PutCommand,
   QueryCommand,
   UpdateCommand,
@@ -59,6 +60,7 @@ beforeEach(() => {
   documents.on(UpdateCommand).resolves({});
   documents.on(DeleteCommand).resolves({});
   documents.on(QueryCommand).resolves({ Items: [] });
+  documents.on(GetCommand).resolves({});
 });
 
 describe('DeliveryQueue', () => {
@@ -181,7 +183,14 @@ describe('redriveQueue()', () => {
 
   it('publishes each leased record and deletes it', async () => {
     const { run, published, lines } = setup(['a', 'b', 'c'], async () => undefined);
-    expect(await run()).toEqual({ due: 3, published: 3, retried: 0, dead: 0, skipped: 0 });
+    expect(await run()).toEqual({
+      due: 3,
+      published: 3,
+      retried: 0,
+      dead: 0,
+      skipped: 0,
+      alreadyPublished: 0,
+    });
     expect(published.sort()).toEqual(['a', 'b', 'c']);
     expect(
       documents
@@ -190,6 +199,81 @@ describe('redriveQueue()', () => {
         .sort(),
     ).toEqual(['queue#a', 'queue#b', 'queue#c']);
     expect(lines.filter((line) => line.message === 'queued delivery published')).toHaveLength(3);
+  });
+
+  it('reads the dedupe record first: removes unpublished a delivery a later attempt published, skips one held now', async () => {
+    const { run, published, lines } = setup(['a', 'b', 'c'], async () => undefined);
+    const keyOf = (id: string) => `delivery#${createHash('md5').update(JSON.stringify(id)).digest('base64')}`;
+    const future = Math.floor(Date.now() / 1000) + 600;
+    documents.on(GetCommand, { Key: { pk: keyOf('a') } }).resolves({
+      Item: { pk: keyOf('a'), status: 'COMPLETED', data: { delivery: 'a' }, expiresAt: future },
+    });
+    documents.on(GetCommand, { Key: { pk: keyOf('b') } }).resolves({
+      Item: {
+        pk: keyOf('b'),
+        status: 'INPROGRESS',
+        expiresAt: future,
+        in_progress_expiration: Date.now() + 9_000,
+      },
+    });
+    documents.on(GetCommand, { Key: { pk: keyOf('c') } }).resolves({
+      Item: { pk: keyOf('c'), status: 'COMPLETED', data: { delivery: 'c', queued: true }, expiresAt: future },
+    });
+    expect(await run()).toEqual({
+      due: 3,
+      published: 1,
+      retried: 0,
+      dead: 0,
+      skipped: 1,
+      alreadyPublished: 1,
+    });
+    expect(published).toEqual(['c']);
+    expect(documents.commandCalls(DeleteCommand).map((call) => call.args[0].input.Key?.pk)).toEqual(
+      expect.arrayContaining(['queue#a', 'queue#c']),
+    );
+    expect(documents.commandCalls(DeleteCommand)).toHaveLength(2);
+    expect(
+      documents.commandCalls(GetCommand).every((call) => call.args[0].input.ConsistentRead === true),
+    ).toBe(true);
+    // "c" had its (queued) completed record: no new one is written.
+    expect(documents.commandCalls(PutCommand)).toHaveLength(0);
+    expect(
+      lines.filter((line) => line.message === 'queued delivery already published by a later attempt'),
+    ).toHaveLength(1);
+  });
+
+  it('writes the completed dedupe record of a delivery that had none, and of a source under its source key', async () => {
+    const { run, published } = setup(['a'], async () => undefined);
+    documents
+      .on(UpdateCommand, { Key: { pk: 'queue#source#gl#a' }, ReturnValues: 'ALL_NEW' })
+      .resolves({ Attributes: record('a', { pk: 'queue#source#gl#a', source: 'gl' }) });
+    documents.on(QueryCommand).resolves({ Items: [{ pk: 'queue#a' }, { pk: 'queue#source#gl#a' }] });
+    expect(await run()).toMatchObject({ due: 2, published: 2, alreadyPublished: 0 });
+    expect(published).toEqual(['a', 'a']);
+    const puts = documents.commandCalls(PutCommand).map((call) => call.args[0].input);
+    const keyOf = (id: string) => `delivery#${createHash('md5').update(JSON.stringify(id)).digest('base64')}`;
+    expect(puts.map((put) => put.Item?.pk).sort()).toEqual([keyOf('a'), keyOf('source#gl#a')].sort());
+    expect(puts[0]).toMatchObject({
+      Item: { status: 'COMPLETED', data: { delivery: 'a' } },
+      ConditionExpression: 'attribute_not_exists(#pk) OR #expiresAt <= :now',
+    });
+  });
+
+  it('treats an expired completed record and the lock of a dead attempt as no record', async () => {
+    const { run, published } = setup(['a', 'b'], async () => undefined);
+    const keyOf = (id: string) => `delivery#${createHash('md5').update(JSON.stringify(id)).digest('base64')}`;
+    documents.on(GetCommand, { Key: { pk: keyOf('a') } }).resolves({
+      Item: { pk: keyOf('a'), status: 'COMPLETED', data: { delivery: 'a' }, expiresAt: 1 },
+    });
+    documents.on(GetCommand, { Key: { pk: keyOf('b') } }).resolves({
+      Item: {
+        status: 'INPROGRESS',
+        expiresAt: Math.floor(Date.now() / 1000) + 60,
+        in_progress_expiration: 1,
+      },
+    });
+    expect(await run()).toMatchObject({ due: 2, published: 2, skipped: 0, alreadyPublished: 0 });
+    expect(published.sort()).toEqual(['a', 'b']);
   });
 
   it('skips a record another run leased', async () => {
@@ -208,7 +292,7 @@ describe('redriveQueue()', () => {
     });
     const started = Date.now();
     const report = await run({ concurrency: 1 });
-    expect(report).toEqual({ due: 2, published: 0, retried: 1, dead: 0, skipped: 1 });
+    expect(report).toEqual({ due: 2, published: 0, retried: 1, dead: 0, skipped: 1, alreadyPublished: 0 });
     const retry = documents
       .commandCalls(UpdateCommand)
       .map((call) => call.args[0].input)
@@ -229,7 +313,7 @@ describe('redriveQueue()', () => {
       .on(UpdateCommand, { Key: { pk: 'queue#a' }, ReturnValues: 'ALL_NEW' })
       .resolves({ Attributes: record('a', { queuedAt: Date.now() - 90_000, attempts: 5 }) });
     const report = await run({ maxAgeSeconds: 60, metricNamespace: 'forgebridge/test' });
-    expect(report).toEqual({ due: 2, published: 0, retried: 1, dead: 1, skipped: 0 });
+    expect(report).toEqual({ due: 2, published: 0, retried: 1, dead: 1, skipped: 0, alreadyPublished: 0 });
     const bury = documents
       .commandCalls(UpdateCommand)
       .map((call) => call.args[0].input)

@@ -1,0 +1,3 @@
+import { createReconcileHandler } from '../../lib/aws/index.js';
+
+export const handler = createReconcileHandler();

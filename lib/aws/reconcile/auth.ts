@@ -1,0 +1,84 @@
+/**
+ * The token a hook's API calls carry: the token store's token of the hook's provider (an OAuth client's or a
+ * GitHub App installation's), or, for a GitHub App's own hook, an app JWT signed with the app's private key.
+ */
+import type { KeyObject } from 'node:crypto';
+import { AwsDefaults } from '../constants.js';
+import type { SourceHook } from '../ingest/source-hook.js';
+import { createSecretsProvider } from '../secrets.js';
+import type { GitHubAppConfig, TokenSourceConfig } from '../tokens/config.js';
+import { loadGitHubAppKey, signGitHubAppJwt } from '../tokens/github-app.js';
+import { createTokenSource, type TokenSourceOptions } from '../tokens/token-source.js';
+import type { HookAuth } from './types.js';
+
+/** A JWT is signed anew once it is this old (GitHub accepts it for 10 minutes from its backdated `iat`). */
+const JWT_REUSE_MS = 5 * 60 * 1000;
+
+/**
+ * Finds the token entry a hook names; a `TypeError` naming the source when there is none, or when an `app` hook
+ * names an entry that is not a GitHub App.
+ */
+export function hookTokenEntry(
+  hook: SourceHook,
+  clients: readonly TokenSourceConfig[],
+  source: string,
+): TokenSourceConfig {
+  const entry = clients.find((client) => client.provider === hook.provider);
+  if (entry === undefined) {
+    throw new TypeError(
+      `source "${source}": "hook.provider" "${hook.provider}" names no entry of "FORGEBRIDGE_OAUTH_CLIENTS"`,
+    );
+  }
+  if (hook.kind === 'app' && entry.kind !== 'github_app') {
+    throw new TypeError(
+      `source "${source}": an "app" hook's "provider" must name a "github_app" entry of "FORGEBRIDGE_OAUTH_CLIENTS"`,
+    );
+  }
+  return entry;
+}
+
+/** The token store's token of one entry, as the `authorization` of API calls; `renew` forces a refresh. */
+export function storeAuth(entry: TokenSourceConfig, options: TokenSourceOptions): HookAuth {
+  const source = createTokenSource(entry, options);
+  return {
+    async authorization() {
+      const token = await (await source.store()).get();
+      return `Bearer ${token.token}`;
+    },
+    async renew() {
+      await (await source.store()).refresh({ force: true });
+    },
+  };
+}
+
+/** A GitHub App's JWT (for `/app/hook/...`), its private key read once from SSM or, offline, the environment. */
+export function gitHubAppJwtAuth(
+  entry: GitHubAppConfig,
+  options: Pick<TokenSourceOptions, 'ssm' | 'env'> & { now?: (() => number) | undefined },
+): HookAuth {
+  const secrets = createSecretsProvider({
+    ssm: options.ssm,
+    env: options.env,
+    single: true,
+    parameterName: entry.privateKeyParameter,
+    envVar: entry.privateKeyEnv ?? AwsDefaults.githubAppPrivateKeyEnvVar,
+  });
+  const now = options.now ?? Date.now;
+  let key: KeyObject | undefined;
+  let jwt: { value: string; at: number } | undefined;
+  return {
+    async authorization() {
+      if (jwt === undefined || now() - jwt.at > JWT_REUSE_MS) {
+        if (key === undefined) {
+          const [pem] = await secrets.getSecrets();
+          key = loadGitHubAppKey(pem as string, entry.appId);
+        }
+        jwt = { value: await signGitHubAppJwt(entry.appId, key, now()), at: now() };
+      }
+      return `Bearer ${jwt.value}`;
+    },
+    async renew() {
+      jwt = undefined;
+    },
+  };
+}

@@ -1,0 +1,104 @@
+/**
+ * The reconciler's configuration, read from the environment only (serverless.yml sets every variable; each is
+ * documented in docs/configuration.md). A malformed value is a `TypeError` naming the variable or the source,
+ * thrown at cold start.
+ */
+import { type Env, numberEnv, optionalEnv, requireEnv } from '../env.js';
+import {
+  type DeliveryLogConfig,
+  type IngestConfig,
+  readDeliveryLogConfig,
+  readIngestConfig,
+} from '../ingest/config.js';
+import type { SourceHook } from '../ingest/source-hook.js';
+import { isOffline } from '../rules.js';
+import { readOAuthClients, type TokenSourceConfig } from '../tokens/config.js';
+import { hookTokenEntry } from './auth.js';
+
+/** One source the reconciler reads the forge's delivery log of. */
+export interface ReconcileSourceConfig {
+  name: string;
+  forge: 'github' | 'gitlab';
+  hook: SourceHook;
+  /** The token entry of `hook.provider`. */
+  token: TokenSourceConfig;
+  /** How far back the forge's log is read, in seconds. */
+  windowSeconds: number;
+}
+
+/** What {@link readReconcileConfig} reads. */
+export interface ReconcileConfig {
+  /** The sources of `FORGEBRIDGE_WEBHOOK_SOURCES` that name a `hook`. */
+  sources: ReconcileSourceConfig[];
+  /** The ingest's dedupe table (`FORGEBRIDGE_DEDUPE_TABLE`), also holding the reconciler's per-delivery items. */
+  dedupeTableName: string;
+  /** `FORGEBRIDGE_DEDUPE_TTL_SECONDS`; `undefined` for the library default (7 days). */
+  dedupeTtlSeconds: number | undefined;
+  /** The publisher of deliveries too large for the ingest, as the ingest's. */
+  publisher: IngestConfig['publisher'];
+  /** The token table (`FORGEBRIDGE_TOKEN_TABLE`) and refresh window. */
+  tokenTableName: string;
+  refreshWindowSeconds: number | undefined;
+  /** The delivery log, when `FORGEBRIDGE_DELIVERIES_TABLE` is set. */
+  deliveryLog: DeliveryLogConfig | undefined;
+  /** `FORGEBRIDGE_RECONCILE_MAX_REDELIVERIES`: redeliveries per run. Default 100. */
+  maxRedeliveries: number;
+  /** `FORGEBRIDGE_RECONCILE_MAX_PAGES`: pages listed per source per run. Default 10. */
+  maxPages: number;
+  /** `FORGEBRIDGE_RECONCILE_BACKOFF_SECONDS`: wait after a redelivery before the next of the same one. Default 600. */
+  backoffSeconds: number;
+  /** `FORGEBRIDGE_RECONCILE_MAX_BACKOFF_SECONDS`. Default 21600 (6 h). */
+  maxBackoffSeconds: number;
+  /** `FORGEBRIDGE_RECONCILE_API_TIMEOUT_MS`: per forge API request. Default 10000. */
+  apiTimeoutMs: number;
+  /** `FORGEBRIDGE_METRIC_NAMESPACE`. Default `forgebridge`. */
+  metricNamespace: string | undefined;
+  /** `FORGEBRIDGE_AWS_REQUEST_TIMEOUT_MS`. Default 2000. */
+  requestTimeoutMs: number;
+  /** `IS_OFFLINE`: secrets and private keys come from the environment. */
+  offline: boolean;
+}
+
+const HOUR = 60 * 60;
+/** How long each forge keeps its delivery log: GitHub 3 days, GitLab 7. */
+export const FORGE_WINDOW_HOURS = { github: 72, gitlab: 168 } as const;
+
+/** Reads the reconciler's configuration; a `TypeError` naming what is wrong. */
+export function readReconcileConfig(env: Env = process.env): ReconcileConfig {
+  const ingest = readIngestConfig(env);
+  const clients = readOAuthClients(env);
+  const windows = {
+    github: (numberEnv('FORGEBRIDGE_RECONCILE_GITHUB_WINDOW_HOURS', env) ?? FORGE_WINDOW_HOURS.github) * HOUR,
+    gitlab: (numberEnv('FORGEBRIDGE_RECONCILE_GITLAB_WINDOW_HOURS', env) ?? FORGE_WINDOW_HOURS.gitlab) * HOUR,
+  };
+  const sources: ReconcileSourceConfig[] = [];
+  for (const source of ingest.sources) {
+    if (source.hook === undefined) continue;
+    // The hook parser already tied each kind to its forge.
+    const forge = source.forge as 'github' | 'gitlab';
+    sources.push({
+      name: source.name,
+      forge,
+      hook: source.hook,
+      token: hookTokenEntry(source.hook, clients, source.name),
+      windowSeconds: windows[forge],
+    });
+  }
+  return {
+    sources,
+    dedupeTableName: requireEnv('FORGEBRIDGE_DEDUPE_TABLE', env),
+    dedupeTtlSeconds: numberEnv('FORGEBRIDGE_DEDUPE_TTL_SECONDS', env),
+    publisher: ingest.publisher,
+    tokenTableName: requireEnv('FORGEBRIDGE_TOKEN_TABLE', env),
+    refreshWindowSeconds: numberEnv('FORGEBRIDGE_REFRESH_WINDOW_SECONDS', env),
+    deliveryLog: readDeliveryLogConfig(env),
+    maxRedeliveries: Math.floor(numberEnv('FORGEBRIDGE_RECONCILE_MAX_REDELIVERIES', env) ?? 100),
+    maxPages: Math.floor(numberEnv('FORGEBRIDGE_RECONCILE_MAX_PAGES', env) ?? 10),
+    backoffSeconds: numberEnv('FORGEBRIDGE_RECONCILE_BACKOFF_SECONDS', env) ?? 600,
+    maxBackoffSeconds: numberEnv('FORGEBRIDGE_RECONCILE_MAX_BACKOFF_SECONDS', env) ?? 6 * HOUR,
+    apiTimeoutMs: numberEnv('FORGEBRIDGE_RECONCILE_API_TIMEOUT_MS', env) ?? 10_000,
+    metricNamespace: optionalEnv('FORGEBRIDGE_METRIC_NAMESPACE', env),
+    requestTimeoutMs: numberEnv('FORGEBRIDGE_AWS_REQUEST_TIMEOUT_MS', env) ?? 2_000,
+    offline: isOffline(env),
+  };
+}

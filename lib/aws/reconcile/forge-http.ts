@@ -1,0 +1,176 @@
+/**
+ * The reconciler's one HTTP call to a forge API (fetch, a timeout, a bounded body), and the error every forge
+ * answer that is not a success becomes. Tokens never reach an error message: only the method, the path and the
+ * forge's status (and its `message`, cleaned) do.
+ */
+import { AwsBridgeError } from '../errors.js';
+
+/** Stable codes of {@link ForgeApiError}. */
+export const ForgeApiErrorCodes = {
+  /** 403/429 with `x-ratelimit-remaining: 0` or `retry-after`: the run stops and resumes next time. */
+  rateLimited: 'forge_rate_limited',
+  /** A 5xx, a timeout or no connection: the forge's API is down for now. */
+  unavailable: 'forge_unavailable',
+  /** 401 even with a fresh token. */
+  unauthorized: 'forge_unauthorized',
+  /** An answer that is not what the API's description says (not JSON, a field missing or of another type). */
+  malformed: 'forge_malformed',
+  /** Any other 4xx (the hook is gone, the token may not read it). */
+  refused: 'forge_refused',
+} as const;
+/** A {@link ForgeApiErrorCodes} value. */
+export type ForgeApiErrorCode = (typeof ForgeApiErrorCodes)[keyof typeof ForgeApiErrorCodes];
+
+/** A forge API call failed; `code` says how, `status` is the forge's HTTP status when it answered. */
+export class ForgeApiError extends AwsBridgeError {
+  override name = 'ForgeApiError';
+  declare readonly code: ForgeApiErrorCode;
+  readonly status: number | undefined;
+  /** Seconds the forge asked to wait (`retry-after`, or until `x-ratelimit-reset`), when it said. */
+  readonly retryAfterSeconds: number | undefined;
+  constructor(
+    code: ForgeApiErrorCode,
+    message: string,
+    options: { status?: number; retryAfterSeconds?: number; cause?: unknown } = {},
+  ) {
+    super(code, message, options.cause === undefined ? {} : { cause: options.cause });
+    this.status = options.status;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+}
+
+/** One forge answer, its body read as text (and parsed when JSON). */
+export interface ForgeAnswer {
+  status: number;
+  headers: Headers;
+  /** The parsed JSON body; `undefined` for an empty body. */
+  json: unknown;
+}
+
+/** What a forge request needs: the method, the absolute URL, the authorization header value and a body. */
+export interface ForgeRequest {
+  method: 'GET' | 'POST';
+  url: string;
+  authorization: string;
+  /** Extra headers (the API's media type and version). */
+  headers?: Record<string, string>;
+  body?: unknown;
+}
+
+/** Options of {@link sendForgeRequest}. */
+export interface ForgeHttpOptions {
+  /** Default the global `fetch`. */
+  fetch?: typeof fetch | undefined;
+  /** Per request, in ms. Default 10000. */
+  timeoutMs?: number | undefined;
+  /** Largest body read, in bytes. Default 32 MiB (GitHub keeps payloads up to 25 MB). */
+  maxBodyBytes?: number | undefined;
+}
+
+const MAX_MESSAGE = 200;
+
+function pathOf(url: string): string {
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return url;
+  }
+}
+
+function forgeMessage(json: unknown): string {
+  const message = (json as { message?: unknown } | null)?.message;
+  if (typeof message !== 'string' || message === '') return '';
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is stripped
+  const line = message.replace(/[\u0000-\u001f\u007f]+/g, ' ');
+  return ` ${JSON.stringify(line.length > MAX_MESSAGE ? `${line.slice(0, MAX_MESSAGE)}…` : line)}`;
+}
+
+function retryAfter(headers: Headers): number | undefined {
+  const after = headers.get('retry-after');
+  if (after !== null && /^\d+$/.test(after.trim())) return Number(after.trim());
+  const reset = headers.get('x-ratelimit-reset');
+  if (reset !== null && /^\d+$/.test(reset.trim())) {
+    return Math.max(0, Number(reset.trim()) - Math.floor(Date.now() / 1000));
+  }
+  return undefined;
+}
+
+/** Whether a 403/429 is a rate limit (GitHub answers both; GitLab 429), not a missing permission. */
+function isRateLimit(status: number, headers: Headers): boolean {
+  if (status === 429) return true;
+  return status === 403 && (headers.get('x-ratelimit-remaining') === '0' || headers.has('retry-after'));
+}
+
+/**
+ * Sends one request and reads its answer. A 2xx resolves; a 401 resolves too (the caller refreshes its token
+ * once); anything else rejects with a {@link ForgeApiError} of the matching code.
+ */
+export async function sendForgeRequest(
+  request: ForgeRequest,
+  options: ForgeHttpOptions = {},
+): Promise<ForgeAnswer> {
+  const doFetch = options.fetch ?? fetch;
+  const what = `${request.method} ${pathOf(request.url)}`;
+  let response: Response;
+  try {
+    response = await doFetch(request.url, {
+      method: request.method,
+      headers: {
+        accept: 'application/json',
+        'user-agent': 'forgebridge-reconciler',
+        ...request.headers,
+        authorization: request.authorization,
+        ...(request.body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) }),
+      signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
+      redirect: 'error',
+    });
+  } catch (error) {
+    const reason = error instanceof Error && error.name === 'TimeoutError' ? 'timed out' : 'no connection';
+    throw new ForgeApiError(ForgeApiErrorCodes.unavailable, `${what} failed: ${reason}`, { cause: error });
+  }
+  let text: string;
+  try {
+    const declared = Number(response.headers.get('content-length'));
+    const max = options.maxBodyBytes ?? 32 * 1024 * 1024;
+    if (Number.isFinite(declared) && declared > max) throw new Error('body too large');
+    text = await response.text();
+    if (Buffer.byteLength(text) > max) throw new Error('body too large');
+  } catch (error) {
+    throw new ForgeApiError(ForgeApiErrorCodes.unavailable, `${what} failed: the answer could not be read`, {
+      status: response.status,
+      cause: error,
+    });
+  }
+  let json: unknown;
+  let parsed = true;
+  try {
+    json = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    parsed = false;
+  }
+  const { status, headers } = response;
+  if ((status >= 200 && status < 300) || status === 401) {
+    if (!parsed) {
+      throw new ForgeApiError(
+        ForgeApiErrorCodes.malformed,
+        `${what} answered ${status} with a body that is not json`,
+        {
+          status,
+        },
+      );
+    }
+    return { status, headers, json };
+  }
+  const message = parsed ? forgeMessage(json) : '';
+  if (isRateLimit(status, headers)) {
+    const wait = retryAfter(headers);
+    throw new ForgeApiError(ForgeApiErrorCodes.rateLimited, `${what} was rate limited: ${status}${message}`, {
+      status,
+      ...(wait === undefined ? {} : { retryAfterSeconds: wait }),
+    });
+  }
+  const code = status >= 500 ? ForgeApiErrorCodes.unavailable : ForgeApiErrorCodes.refused;
+  throw new ForgeApiError(code, `${what} failed: ${status}${message}`, { status });
+}

@@ -1,0 +1,185 @@
+/**
+ * The reconciler's composition root: reads its configuration from the environment, builds its SDK clients unless
+ * given them, and wires the delivery-log API of each source that names a hook (its token from the token store,
+ * or the GitHub App JWT for an App's hook) into one {@link reconcile} run per invocation.
+ */
+import { Logger } from '@aws-lambda-powertools/logger';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { S3Client } from '@aws-sdk/client-s3';
+import type { SSMClient } from '@aws-sdk/client-ssm';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import middy from '@middy/core';
+import type { Context } from 'aws-lambda';
+import { DeliveryLog } from '../delivery-log/delivery-log.js';
+import { type Env, sdkTimeouts } from '../env.js';
+import { DedupeRecords } from '../ingest/dedupe-record.js';
+import { EventPublisher } from '../ingest/publisher.js';
+import type { LoggerLike } from '../types.js';
+import { ReconcileAttempts } from './attempts.js';
+import { gitHubAppJwtAuth, storeAuth } from './auth.js';
+import { type ReconcileConfig, type ReconcileSourceConfig, readReconcileConfig } from './config.js';
+import { gitHubDeliveryLog } from './github.js';
+import { type ReconcileSource, reconcile } from './reconcile.js';
+import { createRecovery } from './recover.js';
+import type { DeliveryLogApi, ReconcileReport } from './types.js';
+
+/** Options of {@link createReconcileHandler}; everything defaults to what the Lambda builds for itself. */
+export interface ReconcileHandlerOptions {
+  /** Where the configuration is read. Default `process.env`. */
+  env?: Env | undefined;
+  /** DynamoDB client of the dedupe, token and delivery-log tables. Default: one with the AWS timeouts. */
+  dynamodb?: DynamoDBClient | undefined;
+  /** Reads the OAuth client secrets and App private keys. Default: one built on first use. */
+  ssm?: SSMClient | undefined;
+  /** Publishes deliveries too large for the ingest. Default: one with the AWS timeouts (the publisher retries). */
+  eventBridge?: EventBridgeClient | undefined;
+  /** The claim-check bucket's client. Default: one with the AWS timeouts. */
+  s3?: S3Client | undefined;
+  /** The forge API's `fetch`. Default the global one. */
+  fetch?: typeof fetch | undefined;
+  logger?: LoggerLike | undefined;
+}
+
+/** What one invocation may ask: one source only, or a dry run (the CLI's `forgebridge reconcile`). */
+export interface ReconcileEvent {
+  /** Reconcile only the source of this name. */
+  sourceName?: string;
+  /** Report what would be done; nothing is redelivered, published or written. */
+  dryRun?: boolean;
+}
+
+/** The reconciler's Lambda handler. */
+export type ReconcileHandler = (
+  event: ReconcileEvent | undefined,
+  context?: Partial<Context>,
+) => Promise<ReconcileReport>;
+
+function deliveryLogApi(
+  source: ReconcileSourceConfig,
+  config: ReconcileConfig,
+  deps: Required<Pick<ReconcileHandlerOptions, 'env'>> &
+    ReconcileHandlerOptions & { documentClient: DynamoDBDocumentClient },
+): DeliveryLogApi {
+  const { hook, token } = source;
+  if (source.forge !== 'github') {
+    throw new TypeError(
+      `source "${source.name}": ${source.forge} hooks are not reconciled yet (remove "hook")`,
+    );
+  }
+  const auth =
+    hook.kind === 'app' && token.kind === 'github_app'
+      ? gitHubAppJwtAuth(token, { ssm: deps.ssm, env: deps.env })
+      : storeAuth(token, {
+          documentClient: deps.documentClient,
+          tableName: config.tokenTableName,
+          ssm: deps.ssm,
+          refreshWindowSeconds: config.refreshWindowSeconds,
+          logger: deps.logger,
+          env: deps.env,
+        });
+  return gitHubDeliveryLog({ hook, auth, fetch: deps.fetch, timeoutMs: config.apiTimeoutMs });
+}
+
+/**
+ * Builds the reconciler's handler: a misconfiguration (a malformed `hook`, a provider with no token entry, a
+ * forge without a delivery-log API) throws a `TypeError` here, at cold start, never at the first run.
+ *
+ * @example
+ * ```ts
+ * export const handler = createReconcileHandler();
+ * ```
+ */
+export function createReconcileHandler(options: ReconcileHandlerOptions = {}): ReconcileHandler {
+  const env = options.env ?? process.env;
+  const config = readReconcileConfig(env);
+  const logger = options.logger ?? new Logger({ serviceName: 'forgebridge-reconcile' });
+  const dynamodb = options.dynamodb ?? new DynamoDBClient(sdkTimeouts(config.requestTimeoutMs));
+  const documentClient = DynamoDBDocumentClient.from(dynamodb);
+  const deps = { ...options, env, logger, documentClient };
+  const sources: ReconcileSource[] = config.sources.map((source) => ({
+    name: source.name,
+    forge: source.forge,
+    windowSeconds: source.windowSeconds,
+    api: deliveryLogApi(source, config, deps),
+  }));
+  const dedupe = new DedupeRecords({
+    client: dynamodb,
+    tableName: config.dedupeTableName,
+    ttlSeconds: config.dedupeTtlSeconds,
+  });
+  const attempts = new ReconcileAttempts({
+    client: dynamodb,
+    tableName: config.dedupeTableName,
+    // Past the longest window, so a delivery the forge still lists is never forgotten.
+    ttlSeconds: Math.max(...config.sources.map((source) => source.windowSeconds), 0) + 24 * 60 * 60,
+    backoffSeconds: config.backoffSeconds,
+    maxBackoffSeconds: config.maxBackoffSeconds,
+  });
+  const deliveryLog =
+    config.deliveryLog === undefined
+      ? undefined
+      : new DeliveryLog({
+          client: dynamodb,
+          tableName: config.deliveryLog.tableName,
+          ttlSeconds: config.deliveryLog.ttlSeconds,
+          logger,
+        });
+
+  // Deliveries too large for the ingest are published here, through the claim check: only with its bucket.
+  const { bucket } = config.publisher;
+  const recover =
+    bucket === undefined
+      ? undefined
+      : createRecovery({
+          publisher: new EventPublisher({
+            ...config.publisher,
+            eventBridge:
+              options.eventBridge ??
+              new EventBridgeClient({ ...sdkTimeouts(config.requestTimeoutMs), maxAttempts: 1 }),
+            s3: options.s3 ?? new S3Client(sdkTimeouts(Math.max(config.requestTimeoutMs, 5_000))),
+            bucket,
+            logger,
+          }),
+          dedupe: {
+            client: dynamodb,
+            tableName: config.dedupeTableName,
+            ttlSeconds: config.dedupeTtlSeconds,
+          },
+          deliveryLog,
+          logger,
+        });
+
+  const run = async (
+    event: ReconcileEvent | undefined,
+    context?: Partial<Context>,
+  ): Promise<ReconcileReport> => {
+    const only = typeof event?.sourceName === 'string' ? event.sourceName : undefined;
+    const chosen = only === undefined ? sources : sources.filter((source) => source.name === only);
+    if (only !== undefined && chosen.length === 0) {
+      throw new TypeError(`source "${only}" names no hook to reconcile`);
+    }
+    return reconcile({
+      sources: chosen,
+      dedupe,
+      attempts,
+      deliveryLog,
+      recover,
+      logger,
+      maxRedeliveries: config.maxRedeliveries,
+      maxPages: config.maxPages,
+      maxBackoffSeconds: config.maxBackoffSeconds,
+      metricNamespace: config.metricNamespace,
+      dryRun: event?.dryRun === true,
+      // One delivery takes at most one forge API call (its timeout) and a few quick writes.
+      reserveMs: config.apiTimeoutMs,
+      ...(typeof context?.getRemainingTimeInMillis === 'function'
+        ? { remainingMs: () => (context.getRemainingTimeInMillis as () => number)() }
+        : {}),
+    });
+  };
+  return logger instanceof Logger
+    ? (middy(run).use(injectLambdaContext(logger)) as unknown as ReconcileHandler)
+    : run;
+}

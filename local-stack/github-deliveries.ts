@@ -1,0 +1,320 @@
+// A local stand-in for GitHub's hook-delivery API (repository, organization and App hooks) on 127.0.0.1: it
+// keeps each hook's delivery log (one item per attempt, newest first), lists it 100 at a time with cursor
+// pagination through the `Link` header, answers one delivery with its request headers and payload, and on
+// `POST .../attempts` delivers the payload again, signed as GitHub signs it, through `send` (the real ingest in
+// the tests and the local stack), recording the new attempt with the status it got. Every answer it sends is
+// kept in `responses`, so the tests validate each against GitHub's REST description. Faults (an API that is
+// down, a rate limit, a malformed answer, expired tokens) are switches.
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { sign } from '../lib/webhooks/index.js';
+
+/** One attempt, as GitHub's `hook-delivery` describes it (the list answers it without `request`/`response`). */
+export interface StandInAttempt {
+  id: number;
+  guid: string;
+  delivered_at: string;
+  redelivery: boolean;
+  duration: number;
+  status: string;
+  status_code: number;
+  event: string;
+  action: string | null;
+  installation_id: number | null;
+  repository_id: number | null;
+  throttled_at?: string | null;
+  /** The raw body sent (the payload as the API answers it is its parse). */
+  body: string;
+}
+
+/** One hook of the stand-in: the path its deliveries live under (`/repos/acme/web/hooks/1`, `/app/hook`). */
+export interface StandInHook {
+  path: string;
+  /** The hook's secret: each (re)delivery is signed with it. */
+  secret: string;
+  attempts: StandInAttempt[];
+}
+
+/** What one forge delivery (or redelivery) gets from our side: the HTTP status, 0 for no answer. */
+export type SendDelivery = (request: { headers: Record<string, string>; body: string }) => Promise<number>;
+
+/** One answer the stand-in sent: what the tests validate against the API's description. */
+export interface StandInResponse {
+  method: string;
+  /** The route's operation: `list`, `get`, `redeliver`, or `error`. */
+  operation: 'list' | 'get' | 'redeliver' | 'error';
+  path: string;
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+  /** Set on an answer broken on purpose (the `malformed` fault): it does not conform, by design. */
+  fault?: 'malformed';
+}
+
+/** Options of {@link startGitHubDeliveries}. */
+export interface GitHubDeliveriesOptions {
+  /** Where deliveries and redeliveries go. */
+  send: SendDelivery;
+  /** Whether a bearer token is good (the tests check it against the local authorization server's keys). */
+  accepts: (token: string) => boolean | Promise<boolean>;
+  port?: number;
+}
+
+/** A running stand-in. */
+export interface GitHubDeliveries {
+  readonly url: string;
+  readonly hooks: Map<string, StandInHook>;
+  readonly responses: StandInResponse[];
+  /** Switches: `down` answers 503; `rateLimitAfter` answers 403 with no requests left after that many more; `malformed` breaks list items. */
+  faults: { down: boolean; rateLimitAfter: number | undefined; malformed: boolean };
+  /** Redelivery requests received (the `POST .../attempts`). */
+  readonly redeliveries: string[];
+  addHook(path: string, secret: string): StandInHook;
+  /**
+   * The forge delivers a new event: sent through `send` unless `statusCode` is given (the forge's record of
+   * an attempt that happened elsewhere). Returns the attempt recorded.
+   */
+  deliver(
+    hookPath: string,
+    delivery: {
+      event: string;
+      payload: Record<string, unknown>;
+      guid?: string;
+      /** The status recorded without sending (the attempt never reached us, or got this answer elsewhere). */
+      statusCode?: number;
+      /** Sent, but recorded as timed out (status 0): our answer came after the forge stopped waiting. */
+      answeredLate?: boolean;
+      redelivery?: boolean;
+      at?: number;
+    },
+  ): Promise<StandInAttempt>;
+  /** Waits for the redeliveries in flight. */
+  settled(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const PER_PAGE_MAX = 100;
+const DOC = 'https://docs.github.com/rest/webhooks/repo-deliveries';
+
+function statusText(code: number): string {
+  if (code === 0) return 'timed out';
+  return code >= 200 && code < 300 ? 'OK' : `Invalid HTTP Response: ${code}`;
+}
+
+function listItem(attempt: StandInAttempt) {
+  const { body: _body, ...item } = attempt;
+  return item;
+}
+
+/** Starts the stand-in on 127.0.0.1. */
+export async function startGitHubDeliveries(options: GitHubDeliveriesOptions): Promise<GitHubDeliveries> {
+  const hooks = new Map<string, StandInHook>();
+  const responses: StandInResponse[] = [];
+  const redeliveries: string[] = [];
+  const inFlight = new Set<Promise<unknown>>();
+  const faults: GitHubDeliveries['faults'] = { down: false, rateLimitAfter: undefined, malformed: false };
+  let nextId = 1_000;
+
+  const attemptOf = async (
+    hook: StandInHook,
+    input: {
+      event: string;
+      body: string;
+      guid: string;
+      redelivery: boolean;
+      statusCode?: number;
+      answeredLate?: boolean;
+      at?: number;
+    },
+  ): Promise<StandInAttempt> => {
+    const payload = JSON.parse(input.body) as {
+      action?: unknown;
+      installation?: { id?: number };
+      repository?: { id?: number };
+    };
+    const started = Date.now();
+    const answered =
+      input.statusCode ??
+      (await options.send({
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'GitHub-Hookshot/standin',
+          'x-github-event': input.event,
+          'x-github-delivery': input.guid,
+          'x-github-hook-id': hook.path.split('/').at(-1) ?? '0',
+          'x-hub-signature-256': sign(hook.secret, input.body),
+        },
+        body: input.body,
+      }));
+    const statusCode = input.answeredLate === true ? 0 : answered;
+    const attempt: StandInAttempt = {
+      id: nextId++,
+      guid: input.guid,
+      delivered_at: new Date(input.at ?? started).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      redelivery: input.redelivery,
+      duration: (Date.now() - started) / 1000,
+      status: statusText(statusCode),
+      status_code: statusCode,
+      event: input.event,
+      action: typeof payload.action === 'string' ? payload.action : null,
+      installation_id: payload.installation?.id ?? null,
+      repository_id: payload.repository?.id ?? null,
+      throttled_at: null,
+      body: input.body,
+    };
+    hook.attempts.unshift(attempt);
+    // Newest first, as GitHub lists them (an attempt dated in the past sorts where it belongs).
+    hook.attempts.sort((a, b) => Date.parse(b.delivered_at) - Date.parse(a.delivered_at) || b.id - a.id);
+    return attempt;
+  };
+
+  const answer = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    operation: StandInResponse['operation'],
+    status: number,
+    body: unknown,
+    headers: Record<string, string> = {},
+    fault?: 'malformed',
+  ) => {
+    const all = {
+      'content-type': 'application/json; charset=utf-8',
+      'x-github-api-version-selected': '2022-11-28',
+      ...headers,
+    };
+    responses.push({
+      method: req.method ?? '',
+      operation,
+      path: req.url ?? '',
+      status,
+      headers: all,
+      body,
+      ...(fault === undefined ? {} : { fault }),
+    });
+    res.writeHead(status, all);
+    res.end(body === undefined ? '' : JSON.stringify(body));
+  };
+
+  const route = async (req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const error = (status: number, message: string, headers: Record<string, string> = {}) =>
+      answer(req, res, 'error', status, { message, documentation_url: DOC, status: String(status) }, headers);
+    if (faults.down) return error(503, 'Service Unavailable');
+    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    if (token === undefined || !(await options.accepts(token))) return error(401, 'Bad credentials');
+    if (faults.rateLimitAfter !== undefined) {
+      if (faults.rateLimitAfter <= 0) {
+        const reset = String(Math.floor(Date.now() / 1000) + 60);
+        return error(403, 'API rate limit exceeded', {
+          'x-ratelimit-remaining': '0',
+          'x-ratelimit-reset': reset,
+        });
+      }
+      faults.rateLimitAfter -= 1;
+    }
+    const match = /^(.*)\/deliveries(?:\/(\d+)(\/attempts)?)?$/.exec(url.pathname);
+    const hook = match === null ? undefined : hooks.get(match[1] as string);
+    if (match === null || hook === undefined) return error(404, 'Not Found');
+    const [, , id, attempts] = match;
+    if (id === undefined && req.method === 'GET') {
+      const perPage = Math.min(
+        PER_PAGE_MAX,
+        Math.max(1, Number(url.searchParams.get('per_page') ?? 30) || 30),
+      );
+      const cursor = url.searchParams.get('cursor');
+      const start = cursor === null ? 0 : hook.attempts.findIndex((attempt) => `v1_${attempt.id}` === cursor);
+      if (start < 0) return error(422, 'Validation Failed');
+      const page = hook.attempts.slice(start, start + perPage);
+      const next = hook.attempts[start + perPage];
+      const headers: Record<string, string> = {};
+      if (next !== undefined) {
+        headers.link = `<http://127.0.0.1:${port}${url.pathname}?per_page=${perPage}&cursor=v1_${next.id}>; rel="next"`;
+      }
+      const items = page.map(listItem);
+      if (faults.malformed) {
+        // Items without their `guid`: an answer that breaks GitHub's description on purpose.
+        const broken = items.map(({ guid: _guid, ...rest }) => rest);
+        return answer(req, res, 'list', 200, broken, headers, 'malformed');
+      }
+      return answer(req, res, 'list', 200, items, headers);
+    }
+    const attempt = hook.attempts.find((candidate) => String(candidate.id) === id);
+    if (attempt === undefined) return error(404, 'Not Found');
+    if (attempts === undefined && req.method === 'GET') {
+      return answer(req, res, 'get', 200, {
+        ...listItem(attempt),
+        url: `http://127.0.0.1:${port}${url.pathname}`,
+        request: {
+          headers: {
+            'X-GitHub-Delivery': attempt.guid,
+            'X-GitHub-Event': attempt.event,
+            'Content-Type': 'application/json',
+          },
+          payload: JSON.parse(attempt.body) as Record<string, unknown>,
+        },
+        response: { headers: {}, payload: null },
+      });
+    }
+    if (attempts !== undefined && req.method === 'POST') {
+      redeliveries.push(attempt.guid);
+      const work = attemptOf(hook, {
+        event: attempt.event,
+        body: attempt.body,
+        guid: attempt.guid,
+        redelivery: true,
+      });
+      inFlight.add(work);
+      void work.finally(() => inFlight.delete(work));
+      return answer(req, res, 'redeliver', 202, {});
+    }
+    return error(404, 'Not Found');
+  };
+
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      route(req, res).catch(() => {
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+      });
+    });
+  });
+  server.listen(options.port ?? 0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    hooks,
+    responses,
+    faults,
+    redeliveries,
+    addHook(path, secret) {
+      const hook: StandInHook = { path, secret, attempts: [] };
+      hooks.set(path, hook);
+      return hook;
+    },
+    async deliver(hookPath, delivery) {
+      const hook = hooks.get(hookPath);
+      if (hook === undefined) throw new Error(`no hook ${hookPath}`);
+      return attemptOf(hook, {
+        event: delivery.event,
+        body: JSON.stringify(delivery.payload),
+        guid: delivery.guid ?? randomUUID(),
+        redelivery: delivery.redelivery === true,
+        ...(delivery.answeredLate === undefined ? {} : { answeredLate: delivery.answeredLate }),
+        ...(delivery.statusCode === undefined ? {} : { statusCode: delivery.statusCode }),
+        ...(delivery.at === undefined ? {} : { at: delivery.at }),
+      });
+    },
+    async settled() {
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}

@@ -1,0 +1,694 @@
+// The reconciler against the GitHub deliveries stand-in (local-stack/github-deliveries.ts), DynamoDB Local, the
+// local authorization server (oidc-provider: the hook's token comes from the token store) and the real ingest
+// in-process: the stand-in sends each delivery and each redelivery, signed as GitHub signs it, into the ingest,
+// which publishes onto a bus of ours on 127.0.0.1 that records every entry by `detail.delivery`. Every answer
+// the stand-in sends is validated against GitHub's REST description (@octokit/openapi) after each test.
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { S3Client } from '@aws-sdk/client-s3';
+import middy from '@middy/core';
+import httpJsonBodyParser from '@middy/http-json-body-parser';
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createIngest,
+  createReconcileHandler,
+  DeliveryLog,
+  EventPublisher,
+  forgeWebhookSources,
+  type LoggerLike,
+  resolveDelivery,
+  webhookErrors,
+} from '../../../../lib/aws/index.js';
+import { DedupeRecords } from '../../../../lib/aws/ingest/dedupe-record.js';
+import type { SourceHook } from '../../../../lib/aws/ingest/source-hook.js';
+import { ReconcileAttempts } from '../../../../lib/aws/reconcile/attempts.js';
+import { storeAuth } from '../../../../lib/aws/reconcile/auth.js';
+import { gitHubDeliveryLog } from '../../../../lib/aws/reconcile/github.js';
+import { type ReconcileOptions, reconcile } from '../../../../lib/aws/reconcile/reconcile.js';
+import { createRecovery } from '../../../../lib/aws/reconcile/recover.js';
+import {
+  type AuthorizationServer,
+  DEFAULT_CLIENT,
+  FORGE_API_RESOURCE,
+  startAuthorizationServer,
+} from '../../../../local-stack/authorization-server.js';
+import { createTables } from '../../../../local-stack/dynamodb.js';
+import { type GitHubDeliveries, startGitHubDeliveries } from '../../../../local-stack/github-deliveries.js';
+import { startInspector } from '../../../../local-stack/inspector/server.js';
+import { type LocalS3, startS3 } from '../../../../local-stack/s3.js';
+import { useDynamoDbLocal } from '../../../helpers/aws-local.js';
+import {
+  gitHubOperationId,
+  gitHubQueryParameters,
+  gitHubResponseErrors,
+} from '../../../helpers/github-openapi.js';
+
+const ddb = useDynamoDbLocal();
+const SECRET = 'reconcile-test-secret';
+const HOOK_PATH = '/repos/acme/web/hooks/77';
+const context = { getRemainingTimeInMillis: () => 20_000 } as Context;
+const APP_ID = '4242';
+/** The GitHub App whose hook is `/app/hook`: the stand-in checks its JWT with the app's public key. */
+const appKeys = generateKeyPairSync('rsa', { modulusLength: 2048 });
+
+/** The bus: records each entry's `detail.delivery` it accepts, and the detail itself. */
+const bus = { received: [] as string[], details: [] as string[] };
+const BUCKET = 'reconcile-claims';
+let s3: LocalS3;
+let publisher: EventPublisher;
+let busServer: Server;
+let busUrl = '';
+let authServer: AuthorizationServer;
+let forge: GitHubDeliveries;
+/** Tokens the stand-in no longer accepts (an expired token). */
+const revoked = new Set<string>();
+/** The ingest's state: `down` answers 503 without taking the delivery. */
+const ingestState = { down: false };
+let tables: { dedupe: string; tokens: string; deliveries: string };
+let ingest: (event: APIGatewayProxyEventV2) => Promise<{ statusCode: number }>;
+
+beforeAll(async () => {
+  busServer = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const { Entries } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        Entries: { Detail: string }[];
+      };
+      const ids = Entries.map((entry) => {
+        bus.received.push((JSON.parse(entry.Detail) as { delivery: string }).delivery);
+        bus.details.push(entry.Detail);
+        return { EventId: `event-${bus.received.length}` };
+      });
+      res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
+      res.end(JSON.stringify({ FailedEntryCount: 0, Entries: ids }));
+    });
+  });
+  busServer.listen(0, '127.0.0.1');
+  await once(busServer, 'listening');
+  const address = busServer.address();
+  busUrl = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
+  authServer = await startAuthorizationServer();
+  const jwks = createRemoteJWKSet(new URL(authServer.jwksUri));
+  const { dedupe, tokens } = await ddb.tables();
+  tables = { dedupe, tokens, deliveries: `deliveries-${randomUUID().slice(0, 8)}` };
+  await createTables(ddb.endpoint, { deliveries: tables.deliveries });
+
+  s3 = await startS3({ buckets: [BUCKET] });
+  publisher = new EventPublisher({
+    eventBridge: new EventBridgeClient({
+      endpoint: busUrl,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      maxAttempts: 1,
+    }),
+    eventBusName: 'forge',
+    s3: new S3Client(s3.clientConfig),
+    bucket: BUCKET,
+  });
+  const handler = middy(createIngest({ publisher, dedupe: { client: ddb.client(), tableName: dedupe } }))
+    .use(forgeWebhookSources({ sources: [{ name: 'acme', forge: 'github', secret: async () => [SECRET] }] }))
+    .use(httpJsonBodyParser())
+    .use(webhookErrors());
+  ingest = async (event) => (await handler(event as never, context)) as { statusCode: number };
+
+  forge = await startGitHubDeliveries({
+    accepts: async (token) => {
+      if (revoked.has(token)) return false;
+      try {
+        await jwtVerify(token, appKeys.publicKey, { issuer: APP_ID, algorithms: ['RS256'] });
+        return true;
+      } catch {
+        // Not the app's JWT: an OAuth access token, checked below.
+      }
+      try {
+        await jwtVerify(token, jwks, { issuer: authServer.issuer, audience: FORGE_API_RESOURCE });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    send: async ({ headers, body }) => {
+      if (ingestState.down) return 503;
+      const event = {
+        version: '2.0',
+        routeKey: 'POST /webhooks/{source}',
+        rawPath: '/webhooks/acme',
+        rawQueryString: '',
+        headers,
+        pathParameters: { source: 'acme' },
+        requestContext: { http: { method: 'POST', path: '/webhooks/acme' } },
+        body,
+        isBase64Encoded: false,
+      } as unknown as APIGatewayProxyEventV2;
+      return (await ingest(event)).statusCode;
+    },
+  });
+  forge.addHook(HOOK_PATH, SECRET);
+}, 60_000);
+
+afterAll(async () => {
+  await forge?.close();
+  await authServer?.stop();
+  await s3?.stop();
+  busServer?.closeAllConnections();
+  await new Promise((resolve) => busServer?.close(resolve));
+});
+
+afterEach(() => {
+  // The stand-in stays honest: every answer it gave conforms to GitHub's description.
+  const errors = forge.responses
+    .filter((response) => response.fault === undefined)
+    .flatMap(gitHubResponseErrors);
+  expect(errors).toEqual([]);
+});
+
+function recordingLogger() {
+  const lines: { level: string; message: string; fields: Record<string, unknown> }[] = [];
+  const at =
+    (level: string) =>
+    (message: string, ...extra: unknown[]) =>
+      void lines.push({ level, message, fields: (extra[0] ?? {}) as Record<string, unknown> });
+  const logger: LoggerLike = { info: at('info'), warn: at('warn'), error: at('error') };
+  return { logger, lines };
+}
+
+const hook: SourceHook = { kind: 'repo', api: '', id: 77, provider: 'local', owner: 'acme', repo: 'web' };
+const deliveryLog = () => new DeliveryLog({ client: ddb.client(), tableName: tables.deliveries });
+
+function run(options: Partial<ReconcileOptions> = {}) {
+  const auth = storeAuth(
+    {
+      provider: 'local',
+      clientId: DEFAULT_CLIENT.client_id,
+      site: authServer.issuer,
+      scope: 'forge:read',
+      resource: FORGE_API_RESOURCE,
+    },
+    {
+      documentClient: ddb.documentClient(),
+      tableName: tables.tokens,
+      env: { IS_OFFLINE: 'true', FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret },
+    },
+  );
+  return reconcile({
+    sources: [
+      {
+        name: 'acme',
+        forge: 'github',
+        windowSeconds: 3 * 24 * 60 * 60,
+        api: gitHubDeliveryLog({ hook: { ...hook, api: forge.url }, auth }),
+      },
+    ],
+    dedupe: new DedupeRecords({ client: ddb.client(), tableName: tables.dedupe }),
+    attempts: new ReconcileAttempts({
+      client: ddb.client(),
+      tableName: tables.dedupe,
+      ttlSeconds: 4 * 24 * 60 * 60,
+      backoffSeconds: 600,
+      maxBackoffSeconds: 6 * 60 * 60,
+    }),
+    deliveryLog: deliveryLog(),
+    ...options,
+  });
+}
+
+/** A fresh stand-in hook log: each test starts with no attempts. */
+function resetHook() {
+  forge.addHook(HOOK_PATH, SECRET);
+  forge.redeliveries.length = 0;
+  forge.faults.down = false;
+  forge.faults.malformed = false;
+  forge.faults.rateLimitAfter = undefined;
+  bus.received.length = 0;
+  bus.details.length = 0;
+}
+
+const payload = (n: number) => ({
+  action: 'opened',
+  issue: { number: n },
+  repository: { id: 9, full_name: 'acme/web' },
+});
+
+function counts(ids: string[]): Map<string, number> {
+  const map = new Map<string, number>();
+  for (const id of ids) map.set(id, (map.get(id) ?? 0) + 1);
+  return map;
+}
+
+async function logged(outcome: 'late' | 'redelivered', since: number) {
+  const page = await deliveryLog().list({ status: outcome, source: 'acme', since, limit: 1000 });
+  return page.records.map((record) => record.deliveryId as string);
+}
+
+describe('reconcile() with a GitHub repository hook', () => {
+  it('300 attempts over 3 pages, 45 failed: redelivers the 30 that never reached us once, logs the 10 taken late, leaves the 5 with a later success; a second run redelivers nothing', async () => {
+    resetHook();
+    const started = Date.now();
+    const at = (n: number) => started - 60 * 60 * 1000 + n * 1000;
+    const ok: string[] = [];
+    const lost: string[] = [];
+    const late: string[] = [];
+    const recovered: string[] = [];
+    for (let n = 0; n < 250; n += 1)
+      ok.push((await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(n), at: at(n) })).guid);
+    for (let n = 0; n < 30; n += 1) {
+      // Never reached us: timed out before our side answered, or the gateway answered 502 / 413-less 5xx.
+      const statusCode = n % 3 === 0 ? 0 : n % 3 === 1 ? 502 : 503;
+      lost.push(
+        (
+          await forge.deliver(HOOK_PATH, {
+            event: 'issues',
+            payload: payload(1000 + n),
+            statusCode,
+            at: at(300 + n),
+          })
+        ).guid,
+      );
+    }
+    for (let n = 0; n < 10; n += 1) {
+      late.push(
+        (
+          await forge.deliver(HOOK_PATH, {
+            event: 'issues',
+            payload: payload(2000 + n),
+            answeredLate: true,
+            at: at(400 + n),
+          })
+        ).guid,
+      );
+    }
+    for (let n = 0; n < 5; n += 1) {
+      const first = await forge.deliver(HOOK_PATH, {
+        event: 'issues',
+        payload: payload(3000 + n),
+        statusCode: 500,
+        at: at(500 + n),
+      });
+      await forge.deliver(HOOK_PATH, {
+        event: 'issues',
+        payload: payload(3000 + n),
+        guid: first.guid,
+        redelivery: true,
+        at: at(600 + n),
+      });
+      recovered.push(first.guid);
+    }
+    expect(forge.hooks.get(HOOK_PATH)?.attempts).toHaveLength(300);
+    const { logger, lines } = recordingLogger();
+
+    const first = await run({ logger });
+    await forge.settled();
+    expect(first).toEqual({
+      sources: 1,
+      listed: 300,
+      failed: 40,
+      alreadyOurs: 10,
+      late: 10,
+      redelivered: 30,
+      recovered: 0,
+      skipped: 0,
+      gaveUp: 0,
+      errors: 0,
+      rateLimited: false,
+      dryRun: false,
+    });
+    // Three pages of 100 through the Link header's cursor.
+    expect(forge.responses.filter((response) => response.operation === 'list')).toHaveLength(3);
+    expect([...forge.redeliveries].sort()).toEqual([...lost].sort());
+    const onBus = counts(bus.received);
+    for (const guid of [...ok, ...lost, ...late, ...recovered]) expect(onBus.get(guid), guid).toBe(1);
+    expect(onBus.size).toBe(295);
+    expect((await logged('late', started - 1000)).sort()).toEqual([...late].sort());
+    expect((await logged('redelivered', started - 1000)).sort()).toEqual([...lost].sort());
+    expect(lines.filter((line) => line.message === 'reconcile run')).toEqual([
+      { level: 'info', message: 'reconcile run', fields: first },
+    ]);
+
+    const second = await run();
+    await forge.settled();
+    expect(second).toMatchObject({
+      listed: 330,
+      failed: 10,
+      alreadyOurs: 10,
+      late: 0,
+      redelivered: 0,
+      errors: 0,
+    });
+    expect(forge.redeliveries).toHaveLength(30);
+    expect(bus.received).toHaveLength(295);
+  });
+
+  it('the ingest down while the forge sends 500 deliveries, the forge never redelivering: one run recovers them, 0 lost, 0 doubled', async () => {
+    resetHook();
+    const guids: string[] = [];
+    for (let n = 0; n < 500; n += 1) {
+      // The middle 200 arrive while the ingest answers 503.
+      ingestState.down = n >= 150 && n < 350;
+      guids.push((await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(n) })).guid);
+    }
+    ingestState.down = false;
+    expect(counts(bus.received).size).toBe(300);
+    const report = await run({ maxRedeliveries: 500 });
+    await forge.settled();
+    expect(report).toMatchObject({ listed: 500, failed: 200, redelivered: 200, alreadyOurs: 0, errors: 0 });
+    const onBus = counts(bus.received);
+    expect(guids.filter((guid) => onBus.get(guid) !== 1)).toEqual([]);
+    expect(bus.received).toHaveLength(500);
+  });
+
+  it('redelivers at most "maxRedeliveries" per run and the rest on the next run, never one twice', async () => {
+    resetHook();
+    for (let n = 0; n < 12; n += 1)
+      await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(n), statusCode: 0 });
+    expect(await run({ maxRedeliveries: 5 })).toMatchObject({ failed: 12, redelivered: 5, skipped: 7 });
+    await forge.settled();
+    expect(await run({ maxRedeliveries: 5 })).toMatchObject({ failed: 7, redelivered: 5, skipped: 2 });
+    await forge.settled();
+    expect(await run({ maxRedeliveries: 5 })).toMatchObject({ failed: 2, redelivered: 2, skipped: 0 });
+    await forge.settled();
+    expect(new Set(forge.redeliveries).size).toBe(12);
+    expect(forge.redeliveries).toHaveLength(12);
+    expect(counts(bus.received).size).toBe(12);
+    expect(bus.received).toHaveLength(12);
+  });
+
+  it('a wrong secret (every delivery 401) then the right one: the run after the fix redelivers them', async () => {
+    resetHook();
+    forge.addHook(HOOK_PATH, 'the-old-secret');
+    const guids: string[] = [];
+    for (let n = 0; n < 20; n += 1)
+      guids.push((await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(n) })).guid);
+    expect(forge.hooks.get(HOOK_PATH)?.attempts.every((attempt) => attempt.status_code === 401)).toBe(true);
+    expect(bus.received).toEqual([]);
+    (forge.hooks.get(HOOK_PATH) as { secret: string }).secret = SECRET;
+    expect(await run()).toMatchObject({ failed: 20, redelivered: 20 });
+    await forge.settled();
+    expect([...bus.received].sort()).toEqual([...guids].sort());
+  });
+
+  it('stops on a rate limit mid-run and resumes on the next run', async () => {
+    resetHook();
+    for (let n = 0; n < 10; n += 1)
+      await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(n), statusCode: 502 });
+    // The list and three redeliveries, then 403 with x-ratelimit-remaining: 0.
+    forge.faults.rateLimitAfter = 4;
+    const { logger, lines } = recordingLogger();
+    const limited = await run({ logger });
+    expect(limited).toMatchObject({ failed: 10, redelivered: 3, skipped: 7, errors: 0, rateLimited: true });
+    expect(
+      lines.find((line) => line.message === 'forge api rate limited, resuming next run')?.fields,
+    ).toMatchObject({
+      source: 'acme',
+      retryAfterSeconds: expect.any(Number),
+    });
+    forge.faults.rateLimitAfter = undefined;
+    await forge.settled();
+    // The one refused mid-call was claimed: it waits for its backoff, like any redelivery asked.
+    const resumed = await run();
+    expect(resumed).toMatchObject({ failed: 7, redelivered: 6, skipped: 1, rateLimited: false });
+    await forge.settled();
+    expect(new Set(forge.redeliveries).size).toBe(9);
+    expect(forge.redeliveries).toHaveLength(9);
+  });
+
+  it('ends normally with the error logged when the API is down, and redelivers nothing on a malformed answer', async () => {
+    resetHook();
+    for (let n = 0; n < 3; n += 1)
+      await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(n), statusCode: 0 });
+    forge.faults.down = true;
+    const { logger, lines } = recordingLogger();
+    expect(await run({ logger })).toMatchObject({ listed: 0, redelivered: 0, errors: 1, rateLimited: false });
+    expect(lines.find((line) => line.message === 'reconcile of a source failed')).toMatchObject({
+      level: 'error',
+      fields: {
+        source: 'acme',
+        errorCode: 'forge_unavailable',
+        error: `GET ${HOOK_PATH}/deliveries failed: 503 "Service Unavailable"`,
+      },
+    });
+    forge.faults.down = false;
+    forge.faults.malformed = true;
+    const malformed = await run({ logger });
+    expect(malformed).toMatchObject({ listed: 0, failed: 0, redelivered: 0, errors: 1 });
+    expect(lines.at(-2)?.fields).toMatchObject({ errorCode: 'forge_malformed' });
+    expect(forge.redeliveries).toEqual([]);
+    // The broken answer is one GitHub's description refuses: the validator sees the drift.
+    const broken = forge.responses.filter((response) => response.fault === 'malformed');
+    expect(broken).toHaveLength(1);
+    expect(gitHubResponseErrors(broken[0] as (typeof broken)[number])).toContain(
+      `GET ${HOOK_PATH}/deliveries?per_page=100 200: /0 must have required property 'guid'`,
+    );
+  });
+
+  it('renews a token that expired mid-run once, and goes on', async () => {
+    resetHook();
+    for (let n = 0; n < 4; n += 1)
+      await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(n), statusCode: 0 });
+    const before = authServer.tokenRequests('client_credentials');
+    const answersBefore = forge.responses.length;
+    // The second redelivery finds the token expired: the forge stops accepting it.
+    let calls = 0;
+    const auth = storeAuth(
+      {
+        provider: 'local',
+        clientId: DEFAULT_CLIENT.client_id,
+        site: authServer.issuer,
+        scope: 'forge:read',
+        resource: FORGE_API_RESOURCE,
+      },
+      {
+        documentClient: ddb.documentClient(),
+        tableName: tables.tokens,
+        env: { IS_OFFLINE: 'true', FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret },
+      },
+    );
+    const api = gitHubDeliveryLog({ hook: { ...hook, api: forge.url }, auth });
+    const expiring = {
+      ...api,
+      list: api.list.bind(api),
+      async redeliver(attempt: Parameters<typeof api.redeliver>[0]) {
+        calls += 1;
+        if (calls === 2) revoked.add((await auth.authorization()).slice('Bearer '.length));
+        return api.redeliver(attempt);
+      },
+    };
+    const report = await run({
+      sources: [{ name: 'acme', forge: 'github', windowSeconds: 259_200, api: expiring }],
+    });
+    expect(report).toMatchObject({ failed: 4, redelivered: 4, errors: 0 });
+    expect(authServer.tokenRequests('client_credentials') - before).toBe(1);
+    expect(forge.responses.slice(answersBefore).filter((response) => response.status === 401)).toHaveLength(
+      1,
+    );
+  });
+
+  it('runs from the environment alone through createReconcileHandler: a repository hook with the token store, an App hook with the app JWT', async () => {
+    resetHook();
+    forge.addHook('/app/hook', SECRET);
+    const repoLost = await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(1), statusCode: 0 });
+    const appLost = await forge.deliver('/app/hook', {
+      event: 'issues',
+      payload: payload(2),
+      statusCode: 504,
+    });
+    const { logger, lines } = recordingLogger();
+    const variables = {
+      IS_OFFLINE: 'true',
+      FORGEBRIDGE_BUS_NAME: 'forge',
+      FORGEBRIDGE_DEDUPE_TABLE: tables.dedupe,
+      FORGEBRIDGE_TOKEN_TABLE: tables.tokens,
+      FORGEBRIDGE_DELIVERIES_TABLE: tables.deliveries,
+      FORGEBRIDGE_OAUTH_CLIENTS: JSON.stringify([
+        {
+          provider: 'local',
+          clientId: DEFAULT_CLIENT.client_id,
+          site: authServer.issuer,
+          scope: 'forge:read',
+          resource: FORGE_API_RESOURCE,
+        },
+        { kind: 'github_app', provider: 'app', appId: APP_ID, installationId: 1, apiUrl: forge.url },
+      ]),
+      FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret,
+      FORGEBRIDGE_GITHUB_APP_PRIVATE_KEY: appKeys.privateKey
+        .export({ type: 'pkcs8', format: 'pem' })
+        .toString(),
+      FORGEBRIDGE_WEBHOOK_SOURCES: JSON.stringify([
+        { name: 'acme', forge: 'github', hook: { ...hook, api: forge.url } },
+        { name: 'acme-app', forge: 'github', hook: { kind: 'app', provider: 'app', api: forge.url } },
+      ]),
+    };
+    const handler = createReconcileHandler({ env: variables, dynamodb: ddb.client(), logger });
+    const dry = await handler({ dryRun: true });
+    expect(dry).toMatchObject({ sources: 2, failed: 2, redelivered: 2, dryRun: true });
+    expect(forge.redeliveries).toEqual([]);
+    expect(await handler({ sourceName: 'acme-app' })).toMatchObject({
+      sources: 1,
+      failed: 1,
+      redelivered: 1,
+    });
+    expect(forge.redeliveries).toEqual([appLost.guid]);
+    expect(await handler(undefined)).toMatchObject({ sources: 2, failed: 1, redelivered: 1, skipped: 0 });
+    await forge.settled();
+    expect([...forge.redeliveries].sort()).toEqual([repoLost.guid, appLost.guid].sort());
+    expect(bus.received).toContain(repoLost.guid);
+    expect(lines.filter((line) => line.message === 'reconcile run')).toHaveLength(3);
+  });
+
+  it('publishes a 12 MB delivery (the forge recorded 413) once through the claim check from the API payload, and a subscriber receives it', async () => {
+    resetHook();
+    const big = { ...payload(7), blob: 'x'.repeat(12 * 1024 * 1024) };
+    const attempt = await forge.deliver(HOOK_PATH, { event: 'issues', payload: big, statusCode: 413 });
+    const recover = createRecovery({
+      publisher,
+      dedupe: { client: ddb.client(), tableName: tables.dedupe },
+      deliveryLog: deliveryLog(),
+    });
+    // Without a recovery it is never redelivered into the same 413.
+    expect(await run()).toMatchObject({ failed: 1, redelivered: 0, recovered: 0, skipped: 1 });
+    const first = await run({ recover });
+    expect(first).toMatchObject({ failed: 1, redelivered: 0, recovered: 1, errors: 0 });
+    expect(forge.redeliveries).toEqual([]);
+    expect(bus.received).toEqual([attempt.guid]);
+    const detail = JSON.parse(bus.details[0] as string) as Record<string, unknown>;
+    expect(detail).toMatchObject({
+      delivery: attempt.guid,
+      event: 'issues',
+      action: 'opened',
+      forge: 'github',
+      source: 'acme',
+      verified: 'forge-api',
+      payloadRef: { bucket: BUCKET, bytes: Buffer.byteLength(JSON.stringify(big)) },
+    });
+    const received = await resolveDelivery({ detail }, { s3: new S3Client(s3.clientConfig) });
+    expect(received.payload).toEqual(big);
+    const rows = await deliveryLog().list({ status: 'recovered', source: 'acme', limit: 10 });
+    expect(rows.records.map((row) => [row.deliveryId, row.verdict, row.reason])).toEqual([
+      [attempt.guid, 'forge_api', 'recovered from forge API'],
+    ]);
+    // Exactly once: a later run finds the dedupe record completed.
+    const second = await run({ recover });
+    expect(second).toMatchObject({ failed: 1, alreadyOurs: 1, late: 0, recovered: 0 });
+    expect(bus.received).toHaveLength(1);
+    expect(forge.responses.filter((response) => response.operation === 'get')).toHaveLength(1);
+  }, 60_000);
+
+  it('backs off a redelivery that failed again, then gives it up near the end of the forge window with the metric line', async () => {
+    resetHook();
+    const lost = await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(1), statusCode: 0 });
+    ingestState.down = true;
+    const t0 = Date.now();
+    // A short window (1000 s) and backoff (600 s): the second try would be the last within the window.
+    const source = (api: ReturnType<typeof gitHubDeliveryLog>) => [
+      { name: 'acme', forge: 'github', windowSeconds: 1_000, api },
+    ];
+    const auth = storeAuth(
+      {
+        provider: 'local',
+        clientId: DEFAULT_CLIENT.client_id,
+        site: authServer.issuer,
+        scope: 'forge:read',
+        resource: FORGE_API_RESOURCE,
+      },
+      {
+        documentClient: ddb.documentClient(),
+        tableName: tables.tokens,
+        env: { IS_OFFLINE: 'true', FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret },
+      },
+    );
+    const api = gitHubDeliveryLog({ hook: { ...hook, api: forge.url }, auth });
+    try {
+      expect(await run({ sources: source(api), now: () => t0 })).toMatchObject({ failed: 1, redelivered: 1 });
+      await forge.settled();
+      // The redelivery failed again (503): within its backoff nothing is asked.
+      expect(await run({ sources: source(api), now: () => t0 + 300_000 })).toMatchObject({
+        failed: 1,
+        redelivered: 0,
+        skipped: 1,
+      });
+      const { logger, lines } = recordingLogger();
+      const last = await run({
+        sources: source(api),
+        now: () => t0 + 700_000,
+        logger,
+        maxBackoffSeconds: 600,
+        metricNamespace: 'fb/test',
+      });
+      expect(last).toMatchObject({ failed: 1, redelivered: 0, gaveUp: 1 });
+      expect(lines.find((line) => line.message === 'delivery given up')).toMatchObject({
+        level: 'error',
+        fields: {
+          delivery: lost.guid,
+          source: 'acme',
+          ReconcileGaveUpDeliveries: 1,
+          _aws: {
+            CloudWatchMetrics: [
+              { Namespace: 'fb/test', Metrics: [{ Name: 'ReconcileGaveUpDeliveries', Unit: 'Count' }] },
+            ],
+          },
+        },
+      });
+      // Given up is final: a later run asks for nothing.
+      expect(await run({ sources: source(api), now: () => t0 + 900_000 })).toMatchObject({
+        redelivered: 0,
+        gaveUp: 0,
+        skipped: 1,
+      });
+      expect(forge.redeliveries).toEqual([lost.guid]);
+    } finally {
+      ingestState.down = false;
+    }
+  });
+
+  it('the inspector shows how each came back: "redelivered by reconciler", "recovered from forge API", and the late ones', async () => {
+    const inspector = await startInspector({ log: deliveryLog(), sources: [], rules: [] });
+    try {
+      const rows = async (status: string) => {
+        const answer = await fetch(`${inspector.url}api/deliveries?status=${status}&source=acme&limit=500`);
+        expect(answer.status).toBe(200);
+        return ((await answer.json()) as { records: { outcome: string; reason?: string; verdict: string }[] })
+          .records;
+      };
+      const redelivered = await rows('redelivered');
+      expect(redelivered.length).toBeGreaterThanOrEqual(30);
+      expect(new Set(redelivered.map((row) => [row.outcome, row.reason, row.verdict].join('|')))).toEqual(
+        new Set(['redelivered|redelivered by reconciler|forge_api']),
+      );
+      expect((await rows('recovered')).map((row) => row.reason)).toEqual(['recovered from forge API']);
+      const late = await rows('late');
+      expect(late).toHaveLength(10);
+      expect(
+        late.every(
+          (row) =>
+            row.reason === 'the forge recorded no answer (timed out) but it was taken: not redelivered',
+        ),
+      ).toBe(true);
+    } finally {
+      await inspector.stop();
+    }
+  });
+
+  it("covers the three hook-delivery operations of GitHub's description and only the query parameters it declares", () => {
+    const operations = new Set(
+      forge.responses
+        .filter((response) => response.operation !== 'error')
+        .map((response) => gitHubOperationId(response.path, response.method)),
+    );
+    expect([...operations].sort()).toEqual([
+      'apps/list-webhook-deliveries',
+      'apps/redeliver-webhook-delivery',
+      'repos/get-webhook-delivery',
+      'repos/list-webhook-deliveries',
+      'repos/redeliver-webhook-delivery',
+    ]);
+    const declared = gitHubQueryParameters(`${HOOK_PATH}/deliveries`, 'GET');
+    for (const response of forge.responses.filter((r) => r.operation === 'list')) {
+      for (const name of new URL(response.path, forge.url).searchParams.keys())
+        expect(declared).toContain(name);
+    }
+  });
+});
