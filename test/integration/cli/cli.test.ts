@@ -179,6 +179,8 @@ describe('forgebridge send', () => {
       forgejo: 'x-forgejo-signature',
       gitlab: 'x-gitlab-token',
       bitbucket: 'x-hub-signature',
+      standard: 'webhook-signature',
+      svix: 'svix-signature',
     }[forge];
     expect(delivery.headers[expectedHeader]).toBeDefined();
   });
