@@ -62,7 +62,7 @@ Examples:
 async function send(name: string, options: SendOptions, version: string): Promise<number> {
   const event = parseEventName(name);
   const target = resolveTarget({ url: options.url, secret: options.secret, source: options.source });
-  const { body, nativeName } = await payloadOf(event, options.file);
+  const { body, nativeName } = await payloadOf(event, options.file, options.forge);
   if (options.id !== undefined && !/^[\x21-\x7e]{1,128}$/.test(options.id)) {
     throw new CliError('"--id" must be 1 to 128 visible ascii characters');
   }
@@ -118,12 +118,19 @@ async function send(name: string, options: SendOptions, version: string): Promis
 async function payloadOf(
   event: EventName,
   file: string | undefined,
+  forge: Forge,
 ): Promise<{ body: Buffer; nativeName: string }> {
+  // Standard Webhooks payloads name their event in `type` (`issues.opened`): there is no event header.
+  const typed = forge === 'standard' || forge === 'svix';
   if (file === undefined) {
     const sample = findSample(event);
-    return { body: Buffer.from(JSON.stringify(sample.payload), 'utf8'), nativeName: sample.nativeName };
+    const payload = typed ? { type: event.full, ...(sample.payload as object) } : sample.payload;
+    return { body: Buffer.from(JSON.stringify(payload), 'utf8'), nativeName: sample.nativeName };
   }
   const { bytes, payload } = await readPayloadFile(file);
+  if (typed && typeof payload.type !== 'string') {
+    throw new CliError(`"${file}" has no "type" field: a ${forge} payload names its event there`);
+  }
   const action = typeof payload.action === 'string' ? payload.action : undefined;
   if (event.action !== undefined && action !== undefined && action !== event.action) {
     throw new CliError(`"${file}" holds a "${action}" action, not "${event.action}"`);

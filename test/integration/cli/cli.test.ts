@@ -168,7 +168,10 @@ describe('forgebridge send', () => {
     expect(delivery.result.ok).toBe(true);
     if (!delivery.result.ok) return;
     expect(delivery.result.id).toBe(id);
-    expect(delivery.result.nativeName).toBe('issues');
+    // A Standard Webhooks delivery names its event in the payload's type.
+    const typed = forge === 'standard' || forge === 'svix';
+    expect(delivery.result.nativeName).toBe(typed ? 'issues.opened' : 'issues');
+    if (typed) expect([delivery.result.name, delivery.result.action]).toEqual(['issues', 'opened']);
     expect((delivery.result.payload as { action: string }).action).toBe('opened');
     expect(delivery.headers['user-agent']).toMatch(/^forgebridge-cli\//);
     // Each forge's own signature header, signed its way.

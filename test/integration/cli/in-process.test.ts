@@ -342,7 +342,10 @@ describe('send', () => {
     expect(result.stdout).toContain(`POST ${url}  issues.opened  ${forge}, delivery ${id}`);
     expect(result.stdout).toContain('202 Accepted');
     expect(received).toHaveLength(1);
-    expect(received[0]?.result).toMatchObject({ ok: true, id, nativeName: 'issues' });
+    const typed = forge === 'standard' || forge === 'svix';
+    const nativeName = typed ? 'issues.opened' : 'issues';
+    expect(received[0]?.result).toMatchObject({ ok: true, id, nativeName });
+    if (typed) expect(received[0]?.result).toMatchObject({ name: 'issues', action: 'opened' });
     expect(received[0]?.headers['user-agent']).toMatch(/^forgebridge-cli\//);
   });
 

@@ -12,6 +12,7 @@ import {
   sign,
   Webhooks,
 } from '../../../lib/webhooks/index.js';
+import { replayHeaders } from '../../../lib/webhooks/replay-headers.js';
 import {
   checkTimestamp,
   matchStandard,
@@ -390,5 +391,50 @@ describe('the gitlab preset with a signing token', () => {
     expect(resolvePreset('gitlab').standardHeaders).toEqual([
       { id: 'webhook-id', timestamp: 'webhook-timestamp', signature: 'webhook-signature' },
     ]);
+  });
+});
+
+describe('replayHeaders() for the Standard Webhooks scheme', () => {
+  it('signs a stored delivery again with a timestamp of now, under the new id', () => {
+    const stored = delivery(BODY, { timestamp: now() - 86_400 }).headers;
+    expect(readDelivery({ headers: stored, body: BODY }, standard())).toMatchObject({
+      code: 'stale_timestamp',
+    });
+    const headers = replayHeaders(stored, Buffer.from(BODY), {
+      secret: SECRET,
+      forge: 'standard',
+      id: 'msg_again',
+    });
+    expect(headers['webhook-id']).toBe('msg_again');
+    expect(Math.abs(Number(headers['webhook-timestamp']) - now())).toBeLessThanOrEqual(5);
+    expect(readDelivery({ headers, body: BODY }, standard())).toMatchObject({ ok: true, id: 'msg_again' });
+  });
+
+  it('drops a stored GitLab signature when the replay secret is the shared token', () => {
+    const stored = {
+      'content-type': 'application/json',
+      'x-gitlab-event': 'Push Hook',
+      'idempotency-key': 'idem-1',
+      'webhook-id': 'idem-1',
+      'webhook-timestamp': String(now() - 86_400),
+      'webhook-signature': 'v1,[masked]',
+      'x-gitlab-token': '[masked]',
+    };
+    const body = Buffer.from('{"object_kind":"push"}');
+    const headers = replayHeaders(stored, body, { secret: 'token', forge: 'gitlab', id: 'idem-2' });
+    expect(headers['webhook-signature']).toBeUndefined();
+    expect(headers['webhook-timestamp']).toBeUndefined();
+    expect(headers['x-gitlab-token']).toBe('token');
+    expect(readDelivery({ headers, body }, { secret: 'token', forge: 'gitlab' })).toMatchObject({
+      ok: true,
+      id: 'idem-2',
+    });
+    const signed = replayHeaders(stored, body, { secret: SECRET, forge: 'gitlab', id: 'idem-3' });
+    expect(
+      readDelivery({ headers: signed, body }, { secret: SECRET, forge: 'gitlab', verifyWith: 'signature' }),
+    ).toMatchObject({
+      ok: true,
+      id: 'idem-3',
+    });
   });
 });
