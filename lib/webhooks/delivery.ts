@@ -13,6 +13,7 @@ import {
 } from './forges.js';
 import { checkSecret } from './hmac.js';
 import {
+  checkVerifyWith,
   DEFAULT_TOLERANCE_SECONDS,
   matchStandard,
   readStandardHead,
@@ -148,14 +149,7 @@ export function resolveDeliveryOptions(options: DeliveryOptions): ResolvedDelive
   const event = headerName(headers.event, 'event');
   const delivery = headerName(headers.delivery, 'delivery');
   const secret = frozenSecret(checkSecret(options.secret));
-  const verifyWith = options.verifyWith;
-  if (verifyWith !== undefined) {
-    const both = preset.standardHeaders.length > 0 && preset.signatures.some((s) => s.scheme === 'token');
-    if (!both) throw new TypeError(`"verifyWith" does not apply to forge "${preset.forge}"`);
-    if (verifyWith !== 'signature' && verifyWith !== 'token') {
-      throw new TypeError('"verifyWith" must be "signature" or "token"');
-    }
-  }
+  const verifyWith = checkVerifyWith(options.verifyWith, preset);
   const resolved: ResolvedDeliveryOptions = {
     secret,
     forge: preset.forge,
@@ -207,15 +201,7 @@ export function readDeliveryHead(
       options.standardHeaders,
       options.toleranceSeconds,
     );
-    if (standard?.ok === false) {
-      const code = {
-        missing: ErrorCodes.missingHeader,
-        malformed: ErrorCodes.invalidHeader,
-        stale: ErrorCodes.staleTimestamp,
-        future: ErrorCodes.futureTimestamp,
-      }[standard.reason];
-      return failure(standard.status, code, standard.message);
-    }
+    if (standard?.ok === false) return failure(standard.status, standard.code, standard.message);
     if (standard !== undefined) {
       const signatures: PresentSignature[] = [{ scheme: 'standard', value: standard.signature }];
       return { ok: true, id: id ?? standard.id, nativeName, signatures, standard };

@@ -4,6 +4,8 @@
  * keyed with the base64-decoded `whsec_` secret, and a timestamp that must be within a tolerance of now.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { ErrorCodes } from './constants.js';
+import type { ForgePreset } from './forges.js';
 import type { Secret } from './types.js';
 
 /** Default timestamp tolerance: 5 minutes either way, as the scheme recommends. */
@@ -184,6 +186,8 @@ export type StandardHead =
       readonly ok: false;
       readonly status: 400 | 401;
       readonly reason: 'missing' | 'malformed' | 'stale' | 'future';
+      /** The stable error code: `missing_header`, `invalid_header`, `stale_timestamp`, `future_timestamp`. */
+      readonly code: string;
       readonly header: string;
       readonly message: string;
     };
@@ -206,6 +210,7 @@ export function readStandardHead(
         ok: false,
         status: 400,
         reason: 'missing',
+        code: ErrorCodes.missingHeader,
         header: set.id,
         message: `missing "${set.id}" header`,
       };
@@ -213,15 +218,37 @@ export function readStandardHead(
     const timestamp = read(set.timestamp);
     if (timestamp === undefined) {
       const message = `missing "${set.timestamp}" header`;
-      return { ok: false, status: 400, reason: 'missing', header: set.timestamp, message };
+      const code = ErrorCodes.missingHeader;
+      return { ok: false, status: 400, reason: 'missing', code, header: set.timestamp, message };
     }
     const check = checkTimestamp(timestamp, tolerance);
     if (!check.ok) {
       const message = `"${set.timestamp}" ${timestampMessage(check).replace(/^timestamp (header )?/, '')}`;
       const status = check.reason === 'malformed' ? 400 : 401;
-      return { ok: false, status, reason: check.reason, header: set.timestamp, message };
+      const code = TIMESTAMP_CODES[check.reason];
+      return { ok: false, status, reason: check.reason, code, header: set.timestamp, message };
     }
     return { ok: true, id, timestamp, signature };
   }
   return undefined;
+}
+
+const TIMESTAMP_CODES = {
+  malformed: ErrorCodes.invalidHeader,
+  stale: ErrorCodes.staleTimestamp,
+  future: ErrorCodes.futureTimestamp,
+} as const;
+
+/**
+ * Checks the `verifyWith` option: only for a preset with both a Standard Webhooks signature and a token (GitLab).
+ *
+ * @throws TypeError naming the option.
+ */
+export function checkVerifyWith(value: unknown, preset: ForgePreset): 'signature' | 'token' | undefined {
+  if (value === undefined) return undefined;
+  const both = preset.standardHeaders.length > 0 && preset.signatures.some((s) => s.scheme === 'token');
+  if (!both) throw new TypeError(`"verifyWith" does not apply to forge "${preset.forge}"`);
+  if (value !== 'signature' && value !== 'token')
+    throw new TypeError('"verifyWith" must be "signature" or "token"');
+  return value;
 }
