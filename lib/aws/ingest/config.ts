@@ -1,4 +1,4 @@
-import { type Forge, Forges } from '../../webhooks/index.js';
+import { type Forge, Forges, resolvePreset } from '../../webhooks/index.js';
 import { AwsDefaults } from '../constants.js';
 import { type Env, numberEnv, optionalEnv, requireEnv } from '../env.js';
 import { DEFAULT_SOURCE } from './delivery-key.js';
@@ -21,6 +21,10 @@ export interface WebhookSourceConfig {
   secretEnv: string;
   /** Event and delivery header names overriding the preset's (lowercase). */
   headers: { event?: string; delivery?: string };
+  /** Standard Webhooks (`standard`, `svix`, GitLab's signing token): the timestamp tolerance in seconds. */
+  toleranceSeconds?: number | undefined;
+  /** GitLab: require the signing token's signature (`signature`) or the shared token (`token`). */
+  verifyWith?: 'signature' | 'token' | undefined;
 }
 
 /** The ingest function's configuration, as {@link readIngestConfig} reads it from the environment. */
@@ -138,6 +142,8 @@ const SOURCE_KEYS = new Set([
   'secretEnv',
   'eventHeader',
   'deliveryHeader',
+  'toleranceSeconds',
+  'verifyWith',
 ]);
 const SOURCE_NAME = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -255,7 +261,27 @@ function parseSource(entry: unknown, index: number): WebhookSourceConfig {
     if (!HEADER_NAME.test(header)) throw new TypeError(`${label(index, key)} must be a header name`);
     headers[field] = header.toLowerCase();
   }
-  return { name, forge: forge as Forge, secretParameter, secretEnv, headers };
+  const source: WebhookSourceConfig = { name, forge: forge as Forge, secretParameter, secretEnv, headers };
+  const tolerance = record.toleranceSeconds;
+  if (tolerance !== undefined) {
+    if (typeof tolerance !== 'number' || !Number.isSafeInteger(tolerance) || tolerance <= 0) {
+      throw new TypeError(`${label(index, 'toleranceSeconds')} must be a positive whole number of seconds`);
+    }
+    if (resolvePreset(forge).standardHeaders.length === 0) {
+      throw new TypeError(`${label(index, 'toleranceSeconds')} applies to a signed-timestamp forge only`);
+    }
+    source.toleranceSeconds = tolerance;
+  }
+  const verifyWith = text('verifyWith', false);
+  if (verifyWith !== undefined) {
+    if (forge !== 'gitlab')
+      throw new TypeError(`${label(index, 'verifyWith')} applies to forge "gitlab" only`);
+    if (verifyWith !== 'signature' && verifyWith !== 'token') {
+      throw new TypeError(`${label(index, 'verifyWith')} must be "signature" or "token"`);
+    }
+    source.verifyWith = verifyWith;
+  }
+  return source;
 }
 
 /** The retrier's configuration, as {@link readRedriveConfig} reads it from the environment. */
