@@ -184,7 +184,8 @@ const OWN_SAMPLES: Record<'gitlab' | 'bitbucket', Record<string, [string, Record
 /**
  * A sample delivery as `forge` sends it for a catalogue name (`issues.opened`, `push`): GitHub, Gitea and Forgejo
  * send GitHub's names and payload shapes (the @octokit/webhooks-examples payload), GitLab and Bitbucket their own
- * names and small payloads in their documented shapes (`pull_request.opened`, `issues.opened` and `push` only).
+ * names and small payloads in their documented shapes (`pull_request.opened`, `issues.opened` and `push` only);
+ * Standard Webhooks senders GitHub's payload with the name as its `type`.
  *
  * @throws TypeError listing the known names when there is no sample.
  */
@@ -198,6 +199,10 @@ export function forgeSample(forge: Forge, eventName: string): ForgeSample {
     return { forge, nativeName: found[0], payload: structuredClone(found[1]) };
   }
   const { name, payload } = sampleDelivery(eventName);
+  if (forge === 'standard' || forge === 'svix') {
+    // A Standard Webhooks payload names its event in `type` (`issues.opened`): no event header.
+    return { forge, nativeName: eventName, payload: { type: eventName, ...(payload as object) } };
+  }
   return { forge, nativeName: name, payload };
 }
 

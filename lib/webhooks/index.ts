@@ -69,6 +69,7 @@ export { ProxyChannelError, type ProxyChannelErrorCode, ProxyChannelErrorCodes }
 export type { ProxyMessageKeys } from './proxy-message.js';
 export { serializePayload } from './serialize.js';
 export { type DeliveryHeadersOptions, deliveryHeaders, sign } from './sign.js';
+export { DEFAULT_TOLERANCE_SECONDS, standardSecret } from './standard.js';
 export type {
   DeliveryFailureStatus,
   DeliveryHeaderNames,

@@ -3,7 +3,7 @@
  * token): `webhook-signature: v1,<base64>`, an HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<body>`
  * keyed with the base64-decoded `whsec_` secret, and a timestamp that must be within a tolerance of now.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ErrorCodes } from './constants.js';
 import type { ForgePreset } from './forges.js';
 import type { Secret } from './types.js';
@@ -61,6 +61,16 @@ export function standardKey(secret: string): Buffer {
     return Buffer.from(encoded, 'base64');
   }
   return isBase64(secret) ? Buffer.from(secret, 'base64') : Buffer.from(secret, 'utf8');
+}
+
+/**
+ * A `whsec_` secret derived from `text` (the base64 of its SHA-256): how the local stack gives its Standard
+ * Webhooks sources a secret of the scheme's form from its one development secret. Without `text`, a new random
+ * 32-byte secret.
+ */
+export function standardSecret(text?: string): string {
+  const key = text === undefined ? randomBytes(32) : createHash('sha256').update(text, 'utf8').digest();
+  return `${STANDARD_SECRET_PREFIX}${key.toString('base64')}`;
 }
 
 /** The keys of every secret, in order. @throws TypeError as {@link standardKey}. */

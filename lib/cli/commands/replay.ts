@@ -3,7 +3,7 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
 import { type Command, Option } from 'commander';
 import type { DeliveryDetails } from '../../aws/delivery-log/index.js';
-import { type Forge, Forges } from '../../webhooks/index.js';
+import { type Forge, Forges, standardSecret } from '../../webhooks/index.js';
 import { replayHeaders } from '../../webhooks/replay-headers.js';
 import { archiveReplay, busArnOf, replayName, republish } from '../aws-replay.js';
 import {
@@ -185,7 +185,10 @@ async function replayLocal(
  * others (local-stack/stack.ts `localSourceSecret`; a unit test keeps the two equal without loading the stack).
  */
 export function sourceSecret(secret: string, source: string): string {
-  return source === 'default' ? secret : `${secret}-${source}`;
+  if (source === 'default') return secret;
+  return source === 'standard' || source === 'svix'
+    ? standardSecret(`${secret}-${source}`)
+    : `${secret}-${source}`;
 }
 
 export { replayHeaders };

@@ -470,7 +470,7 @@ describe('replay headers and proxy keys', () => {
   });
 
   it("signs a local source's replay with that source's secret, as the local stack verifies it", () => {
-    for (const source of ['default', 'gitlab', 'gitea']) {
+    for (const source of ['default', 'gitlab', 'gitea', 'standard', 'svix']) {
       expect(sourceSecret('dev-secret', source)).toBe(localSourceSecret('dev-secret', source));
     }
   });
