@@ -55,3 +55,20 @@ describe('readIngestConfig(): Standard Webhooks sources', () => {
     expect(() => readIngestConfig(env([source]))).toThrow(message);
   });
 });
+
+describe('readIngestConfig(): a dedupe record lifetime per source', () => {
+  it('collects each source own dedupeTtlSeconds for the dedupe, and none when no source sets one', () => {
+    const config = readIngestConfig(
+      env([
+        { name: 'github', forge: 'github', dedupeTtlSeconds: 86_400 },
+        { name: 'payments', forge: 'standard' },
+      ]),
+    );
+    expect(config.dedupe.ttlSecondsBySource).toEqual({ github: 86_400 });
+    expect(config.sources[0]?.dedupeTtlSeconds).toBe(86_400);
+    expect(readIngestConfig(env([{ name: 'a' }])).dedupe).not.toHaveProperty('ttlSecondsBySource');
+    expect(() => readIngestConfig(env([{ name: 'a', dedupeTtlSeconds: -1 }]))).toThrow(
+      '"FORGEBRIDGE_WEBHOOK_SOURCES[0].dedupeTtlSeconds" must be a positive whole number of seconds',
+    );
+  });
+});
