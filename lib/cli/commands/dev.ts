@@ -34,7 +34,8 @@ export function registerDev(program: Command, version: string): void {
     .option('--url <url>', "post here instead of the local stack's webhook URL")
     .addOption(
       new Option('--forge <forge>', 'read and write the delivery headers as this forge sends them')
-        .choices(Forges)
+        // The relay forwards one signature value: a Standard Webhooks one needs its id and timestamp headers too.
+        .choices(Forges.filter((forge) => forge !== 'standard' && forge !== 'svix'))
         .default('generic'),
     )
     .option('--source <name>', 'post to the ingest\'s webhook source "/webhooks/<name>"')
