@@ -10,6 +10,7 @@ import {
   readDelivery,
   resolvePreset,
   sign,
+  standardSecret,
   Webhooks,
 } from '../../../lib/webhooks/index.js';
 import { replayHeaders } from '../../../lib/webhooks/replay-headers.js';
@@ -78,6 +79,15 @@ describe('the specification vectors', () => {
     expect(() => standardKey('whsec_not*base64')).toThrow(
       new TypeError('a "whsec_" secret must be followed by base64'),
     );
+  });
+
+  it('makes whsec_ secrets of 32 bytes with standardSecret(): random, or derived from a text', () => {
+    const one = standardSecret();
+    expect(one).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(standardKey(one)).toHaveLength(32);
+    expect(standardSecret()).not.toBe(one);
+    expect(standardSecret('dev-secret-standard')).toBe(standardSecret('dev-secret-standard'));
+    expect(standardSecret('dev-secret-standard')).not.toBe(standardSecret('dev-secret-svix'));
   });
 
   it('refuses a changed payload, id or timestamp', () => {
