@@ -32,7 +32,7 @@ interface Row {
 }
 
 /** A real payload padded to exactly 25 KB of compact JSON. */
-function payloadOf25KB(): string {
+export function payloadOf25KB(): string {
   const base = examplePayload('pull_request');
   const empty = JSON.stringify({ ...base, padding: '' });
   const json = JSON.stringify({ ...base, padding: 'x'.repeat(Math.max(0, PAYLOAD_BYTES - empty.length)) });
@@ -48,7 +48,7 @@ interface Measured {
 }
 
 /** Runs the tasks interleaved for ROUNDS rounds; returns each task's median round and every round. */
-async function measure(tasks: Record<string, () => Promise<void>>): Promise<Measured> {
+export async function measure(tasks: Record<string, () => Promise<void>>): Promise<Measured> {
   const rounds = new Map<string, { opsPerSecond: number; rme: number }[]>();
   for (let round = 0; round < ROUNDS; round++) {
     const bench = new Bench({ time: TIME_MS, warmupTime: WARMUP_MS });
@@ -81,7 +81,7 @@ async function measure(tasks: Record<string, () => Promise<void>>): Promise<Meas
   return { rows, rounds: perRound };
 }
 
-function printTable(title: string, rows: Row[]): void {
+export function printTable(title: string, rows: Row[]): void {
   console.log(`${title}`);
   console.table(
     rows.map((row) => ({
@@ -94,7 +94,7 @@ function printTable(title: string, rows: Row[]): void {
 }
 
 /** Median of the same-round ratios ours/peer, with their range, against the target. */
-function target(label: string, measured: Measured, ours: string, peer: string, minimum: number): void {
+export function target(label: string, measured: Measured, ours: string, peer: string, minimum: number): void {
   const a = measured.rounds.get(ours)!;
   const b = measured.rounds.get(peer)!;
   const ratios = a.map((value, round) => value / b[round]!).sort((x, y) => x - y);

@@ -123,7 +123,7 @@ export interface ForgeSample {
  * A sample delivery as `forge` sends it for a catalogue name (`issues.opened`, `push`): GitHub, Gitea and Forgejo
  * send GitHub's names and payload shapes (the @octokit/webhooks-examples payload), GitLab and Bitbucket their own
  * names and small payloads in their documented shapes (lib/webhooks' `forgeOwnSample`: `pull_request.opened`,
- * `issues.opened` and `push` only).
+ * `issues.opened` and `push` only); Standard Webhooks senders get GitHub's payload with the name as its `type`.
  *
  * @throws TypeError listing the known names when there is no sample.
  */
@@ -138,6 +138,10 @@ export function forgeSample(forge: Forge, eventName: string): ForgeSample {
     return { forge, nativeName: found.nativeName, payload: found.payload };
   }
   const { name, payload } = sampleDelivery(eventName);
+  if (forge === 'standard' || forge === 'svix') {
+    // A Standard Webhooks payload names its event in `type` (`issues.opened`): no event header.
+    return { forge, nativeName: eventName, payload: { type: eventName, ...(payload as object) } };
+  }
   return { forge, nativeName: name, payload };
 }
 

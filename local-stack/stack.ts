@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeliveryLog, sourceSecretEnv } from '../lib/aws/index.js';
-import { type Forge, Forges } from '../lib/webhooks/index.js';
+import { type Forge, Forges, standardSecret } from '../lib/webhooks/index.js';
 import {
   type AuthorizationServer,
   DEFAULT_CLIENT,
@@ -35,9 +35,15 @@ export const LOCAL_SOURCES: readonly { name: string; forge: Forge }[] = [
   ...Forges.filter((forge) => forge !== 'generic').map((forge) => ({ name: forge, forge })),
 ];
 
-/** The secret of a local source: the stack's secret for `default`, else the secret with `-<source>` appended. */
+/**
+ * The secret of a local source: the stack's secret for `default`, else the secret with `-<source>` appended;
+ * for the Standard Webhooks sources (`standard`, `svix`), a `whsec_` secret derived from that.
+ */
 export function localSourceSecret(secret: string, source: string): string {
-  return source === 'default' ? secret : `${secret}-${source}`;
+  if (source === 'default') return secret;
+  return source === 'standard' || source === 'svix'
+    ? standardSecret(`${secret}-${source}`)
+    : `${secret}-${source}`;
 }
 
 /** One webhook source of a running local stack. */

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { isSourceName } from '../aws/index.js';
-import { type Forge, Forges } from '../webhooks/index.js';
+import { type Forge, Forges, standardSecret } from '../webhooks/index.js';
 import { CliError } from './errors.js';
 
 /** The webhook URL `npm start` prints when its preferred port 3000 is free. */
@@ -150,6 +150,12 @@ function listSources(sources: readonly LocalSource[]): string {
   return `its sources: ${sources.map((source) => `${source.name} (${source.forge})`).join(', ')}`;
 }
 
+/** The stack's convention: `{secret}-{forge}`, a `whsec_` secret derived from it for Standard Webhooks senders. */
+function localSecret(secret: string, forge: Forge): string {
+  const own = `${secret}-${forge}`;
+  return forge === 'standard' || forge === 'svix' ? standardSecret(own) : own;
+}
+
 /**
  * The local stack's sources: the state file's list, else the stack's own layout over its webhook URL and
  * secret (else the defaults): `default` (generic) at the URL with the secret, and one source per other forge,
@@ -165,7 +171,7 @@ export function localSources(state: LocalStackState, env: NodeJS.ProcessEnv = pr
   return Forges.map((forge) =>
     forge === 'generic'
       ? { name: 'default', forge, url, secret }
-      : { name: forge, forge, url: `${url}/${forge}`, secret: `${secret}-${forge}` },
+      : { name: forge, forge, url: `${url}/${forge}`, secret: localSecret(secret, forge) },
   );
 }
 

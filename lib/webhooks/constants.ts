@@ -39,6 +39,12 @@ export const ErrorCodes = {
   missingHeader: 'missing_header',
   /** The body is larger than the configured limit (413). */
   payloadTooLarge: 'payload_too_large',
+  /** A header is present but not in its form (a Standard Webhooks timestamp that is not an integer) (400). */
+  invalidHeader: 'invalid_header',
+  /** A Standard Webhooks timestamp is older than the tolerance allows: a late or replayed delivery (401). */
+  staleTimestamp: 'stale_timestamp',
+  /** A Standard Webhooks timestamp is further in the future than the tolerance allows (401). */
+  futureTimestamp: 'future_timestamp',
   /** No configured secret produced the delivery's signature (401). */
   invalidSignature: 'invalid_signature',
   /** `verifyAndReceive` was called without a signature (400). */

@@ -12,6 +12,14 @@ import {
   type SignatureSource,
 } from './forges.js';
 import { checkSecret } from './hmac.js';
+import {
+  checkVerifyWith,
+  DEFAULT_TOLERANCE_SECONDS,
+  matchStandard,
+  readStandardHead,
+  type StandardHeaderNames,
+  standardKeys,
+} from './standard.js';
 import type {
   DeliveryFailureStatus,
   DeliveryOptions,
@@ -35,6 +43,14 @@ export interface ResolvedDeliveryOptions {
   readonly allowSha1: boolean;
   readonly maxBodyBytes: number;
   readonly requireDeliveryId: boolean;
+  /** The Standard Webhooks header sets of the preset (none for an HMAC-only one). */
+  readonly standardHeaders: readonly StandardHeaderNames[];
+  /** The HMAC keys of the secrets, for the Standard Webhooks scheme (empty without it). */
+  readonly standardKeys: readonly Buffer[];
+  /** Seconds a Standard Webhooks timestamp may be off from now. */
+  readonly toleranceSeconds: number;
+  /** GitLab: verify only the signing token's signature, or only the shared token; either when undefined. */
+  readonly verifyWith: 'signature' | 'token' | undefined;
 }
 
 /** What the headers alone tell about a delivery that passed the header checks. Internal. */
@@ -45,6 +61,8 @@ export interface DeliveryHead {
   readonly nativeName: string;
   /** The signatures to check: every HMAC-SHA256 one present, else the sha1 one, else the token. */
   readonly signatures: readonly PresentSignature[];
+  /** The signed id and timestamp of a Standard Webhooks delivery. */
+  readonly standard?: { readonly id: string; readonly timestamp: string };
 }
 
 /** A signature header found on a delivery. Internal. */
@@ -56,7 +74,16 @@ export interface PresentSignature {
 /** A refused delivery. */
 export type DeliveryFailure = Extract<DeliveryResult, { ok: false }>;
 
-const OPTION_KEYS = new Set(['secret', 'forge', 'headers', 'allowSha1', 'maxBodyBytes', 'requireDeliveryId']);
+const OPTION_KEYS = new Set([
+  'secret',
+  'forge',
+  'headers',
+  'allowSha1',
+  'maxBodyBytes',
+  'requireDeliveryId',
+  'toleranceSeconds',
+  'verifyWith',
+]);
 const HEADER_KEYS = new Set(['event', 'delivery', 'signature256', 'signature', 'token']);
 const resolvedCache = new WeakMap<object, ResolvedDeliveryOptions>();
 
@@ -121,8 +148,10 @@ export function resolveDeliveryOptions(options: DeliveryOptions): ResolvedDelive
   const preset = resolvePreset(options.forge);
   const event = headerName(headers.event, 'event');
   const delivery = headerName(headers.delivery, 'delivery');
+  const secret = frozenSecret(checkSecret(options.secret));
+  const verifyWith = checkVerifyWith(options.verifyWith, preset);
   const resolved: ResolvedDeliveryOptions = {
-    secret: frozenSecret(checkSecret(options.secret)),
+    secret,
     forge: preset.forge,
     eventHeaders: event === undefined ? preset.eventHeaders : [event],
     deliveryHeaders: delivery === undefined ? preset.deliveryHeaders : [delivery],
@@ -130,6 +159,14 @@ export function resolveDeliveryOptions(options: DeliveryOptions): ResolvedDelive
     allowSha1: flag(options.allowSha1, true, 'allowSha1'),
     maxBodyBytes: positiveInteger(options.maxBodyBytes, DEFAULT_MAX_BODY_BYTES, 'maxBodyBytes'),
     requireDeliveryId: flag(options.requireDeliveryId, true, 'requireDeliveryId'),
+    standardHeaders: verifyWith === 'token' ? [] : preset.standardHeaders,
+    standardKeys: preset.standardHeaders.length > 0 && verifyWith !== 'token' ? standardKeysOf(secret) : [],
+    toleranceSeconds: positiveInteger(
+      options.toleranceSeconds,
+      DEFAULT_TOLERANCE_SECONDS,
+      'toleranceSeconds',
+    ),
+    verifyWith,
   };
   resolvedCache.set(options, resolved);
   return resolved;
@@ -153,10 +190,27 @@ export function readDeliveryHead(
       `content type ${type} is not supported, use "application/json"${hint ? ' in the webhook settings' : ''}`,
     );
   }
-  const nativeName = firstHeader(headers, options.eventHeaders);
+  // A preset without an event header (Standard Webhooks) reads the event from the body's `type`.
+  const nativeName = options.eventHeaders.length === 0 ? '' : firstHeader(headers, options.eventHeaders);
   if (nativeName === undefined) return missing(options.eventHeaders[0] as string);
   const id = firstHeader(headers, options.deliveryHeaders);
   if (id === undefined && options.requireDeliveryId) return missing(options.deliveryHeaders[0] as string);
+  if (options.standardHeaders.length > 0) {
+    const standard = readStandardHead(
+      (name) => readHeader(headers, name),
+      options.standardHeaders,
+      options.toleranceSeconds,
+    );
+    if (standard?.ok === false) return failure(standard.status, standard.code, standard.message);
+    if (standard !== undefined) {
+      const signatures: PresentSignature[] = [{ scheme: 'standard', value: standard.signature }];
+      return { ok: true, id: id ?? standard.id, nativeName, signatures, standard };
+    }
+    // Standard Webhooks only (or GitLab required to sign): no signature header is a missing one.
+    const tokenAllowed =
+      options.verifyWith !== 'signature' && options.signatures.some((s) => s.scheme === 'token');
+    if (!tokenAllowed) return missing((options.standardHeaders[0] as StandardHeaderNames).signature);
+  }
 
   let sha256: PresentSignature[] | undefined;
   let sha1: PresentSignature | undefined;
@@ -216,13 +270,23 @@ export function readDeliveryBody(
   }
   let verified = head.signatures.length > 0;
   for (const signature of head.signatures) {
+    if (signature.scheme === 'standard') {
+      // The id and timestamp are signed with the body: an empty body is then a JSON matter, answered below.
+      const { id, timestamp } = head.standard ?? { id: '', timestamp: '' };
+      if (matchStandard(options.standardKeys, id, timestamp, rawBody, signature.value) < 0) verified = false;
+    }
     // An HMAC over no bytes proves nothing about the delivery; a token says nothing about the body anyway.
-    if (signature.scheme !== 'token' && rawBody.byteLength === 0) verified = false;
+    else if (signature.scheme !== 'token' && rawBody.byteLength === 0) verified = false;
     else if (!matchesScheme(options.secret, signature.scheme, signature.value, rawBody)) verified = false;
   }
   if (!verified) {
+    const scheme = head.signatures[0]?.scheme;
     const what =
-      head.signatures[0]?.scheme === 'token' ? 'token does not match' : 'signature does not match the body';
+      scheme === 'token'
+        ? 'token does not match'
+        : scheme === 'standard'
+          ? 'signature does not match the id, timestamp and body'
+          : 'signature does not match the body';
     return failure(401, ErrorCodes.invalidSignature, what);
   }
   let payload: unknown;
@@ -234,14 +298,23 @@ export function readDeliveryBody(
   if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
     return failure(400, ErrorCodes.invalidJson, 'body must be a JSON object');
   }
-  const route = routeForgeEvent(options.forge, head.nativeName, payload);
+  let nativeName = head.nativeName;
+  if (options.eventHeaders.length === 0) {
+    // The Standard Webhooks payload convention: `type` names the event (`contact.created`).
+    const type = (payload as { type?: unknown }).type;
+    if (typeof type !== 'string' || type.length === 0) {
+      return failure(400, ErrorCodes.invalidJson, 'body has no "type" string naming the event');
+    }
+    nativeName = type;
+  }
+  const route = routeForgeEvent(options.forge, nativeName, payload);
   return {
     ok: true,
     id: head.id,
     name: route.name,
     action: route.action,
     forge: options.forge,
-    nativeName: head.nativeName,
+    nativeName,
     nativeAction: route.nativeAction,
     payload,
     rawBody,
@@ -276,6 +349,15 @@ export function readHeader(headers: DeliveryRequest['headers'], name: string): s
   }
   if (Array.isArray(value)) value = value[0];
   return typeof value === 'string' && value.length > 0 ? value : undefined;
+}
+
+/** The Standard Webhooks keys of the secrets; a `whsec_` secret that is not base64 is a configuration error. */
+function standardKeysOf(secret: Secret): readonly Buffer[] {
+  try {
+    return standardKeys(secret);
+  } catch (error) {
+    throw new TypeError(`"secret": ${(error as Error).message}`);
+  }
 }
 
 /** A copy of a secret list, so that later changes to the caller's array do not change what verifies. */

@@ -8,6 +8,7 @@
 import { readHeader } from './delivery.js';
 import { type Forge, resolvePreset, type SignatureScheme, type SignatureSource } from './forges.js';
 import { checkSecret } from './hmac.js';
+import { standardDiagnosis } from './standard-diagnose.js';
 import type { DeliveryRequest, Secret } from './types.js';
 import { matchesScheme, matchesToken } from './verify.js';
 
@@ -42,6 +43,16 @@ export const DiagnosisCodes = {
   formEncoded: 'form_encoded',
   /** Some of several signature headers match and others do not. */
   partialMatch: 'partial_match',
+  /** Standard Webhooks: the timestamp is older than the tolerance (a late or replayed delivery). */
+  staleTimestamp: 'stale_timestamp',
+  /** Standard Webhooks: the timestamp is further ahead than the tolerance (the sender's clock). */
+  futureTimestamp: 'future_timestamp',
+  /** Standard Webhooks: the timestamp header is not a whole number of Unix seconds. */
+  malformedTimestamp: 'malformed_timestamp',
+  /** Standard Webhooks: a configured `whsec_` secret is not base64 after its prefix. */
+  secretNotBase64: 'secret_not_base64',
+  /** Standard Webhooks: the sender keyed its HMAC with the `whsec_` text instead of the decoded bytes. */
+  secretNotDecoded: 'secret_not_decoded',
 } as const;
 
 /** A reason's stable code. */
@@ -89,9 +100,22 @@ interface DiagnoseBase {
   forge?: Forge;
   /** Whether a sha1 signature counts when it is the only one. Default `true`, as `readDelivery`. */
   allowSha1?: boolean;
+  /** Standard Webhooks: the timestamp tolerance in seconds, as `readDelivery`. Default 300. */
+  toleranceSeconds?: number;
+  /** GitLab: which of its two schemes the source requires, as `readDelivery`. Default: either. */
+  verifyWith?: 'signature' | 'token';
 }
 
-const OPTION_KEYS = new Set(['body', 'headers', 'signature', 'secrets', 'forge', 'allowSha1']);
+const OPTION_KEYS = new Set([
+  'body',
+  'headers',
+  'signature',
+  'secrets',
+  'forge',
+  'allowSha1',
+  'toleranceSeconds',
+  'verifyWith',
+]);
 const HEX = /^[0-9a-f]+$/;
 const HEX_ANY_CASE = /^[0-9a-fA-F]+$/;
 const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
@@ -132,6 +156,9 @@ export function diagnoseSignature(options: DiagnoseOptions): SignatureDiagnosis 
     throw new TypeError('"signature" must be a string');
   }
 
+  // Standard Webhooks (and GitLab with its signature headers): its own reasons.
+  const standard = standardDiagnosis(options, preset, secrets, body, () => bodyVariants(body, false));
+  if (standard !== undefined) return standard;
   const selected = hasHeaders
     ? selectFromHeaders(options.headers as DeliveryRequest['headers'], preset.signatures, allowSha1)
     : selectFromValue(options.signature, preset.signatures, preset.forge, allowSha1);

@@ -3,9 +3,22 @@
  * each forge's own event names onto the catalogue's `event` / `action` where a counterpart exists.
  */
 import { neutralEventName } from './event-names.js';
+import { STANDARD_HEADERS, type StandardHeaderNames, SVIX_HEADERS, splitEventType } from './standard.js';
 
-/** The forges with a preset. `generic` is the neutral `X-Forge-*` headers. */
-export const Forges = ['generic', 'github', 'gitea', 'forgejo', 'gitlab', 'bitbucket'] as const;
+/**
+ * The forges with a preset. `generic` is the neutral `X-Forge-*` headers; `standard` is the Standard Webhooks
+ * scheme (`webhook-*` headers) and `svix` the same scheme under `svix-*` names.
+ */
+export const Forges = [
+  'generic',
+  'github',
+  'gitea',
+  'forgejo',
+  'gitlab',
+  'bitbucket',
+  'standard',
+  'svix',
+] as const;
 
 /** A forge with a preset. */
 export type Forge = (typeof Forges)[number];
@@ -15,9 +28,11 @@ export type Forge = (typeof Forges)[number];
  * - `sha256`: `sha256=<hex>` HMAC-SHA256 (`X-Hub-Signature-256`; Bitbucket's `X-Hub-Signature`);
  * - `sha1`: `sha1=<hex>` HMAC-SHA1 (the legacy `X-Hub-Signature`);
  * - `hex-sha256`: the bare hex HMAC-SHA256 (`X-Gitea-Signature`, `X-Forgejo-Signature`);
- * - `token`: the shared secret itself (`X-Gitlab-Token`): no body integrity.
+ * - `token`: the shared secret itself (`X-Gitlab-Token`): no body integrity;
+ * - `standard`: Standard Webhooks `v1,<base64>` entries, an HMAC-SHA256 over `id.timestamp.body` keyed with
+ *   the decoded `whsec_` secret, with the id and timestamp in their own headers (`webhook-signature`).
  */
-export type SignatureScheme = 'sha256' | 'sha1' | 'hex-sha256' | 'token';
+export type SignatureScheme = 'sha256' | 'sha1' | 'hex-sha256' | 'token' | 'standard';
 
 /** One header that may carry a delivery's signature, lowercase. */
 export interface SignatureSource {
@@ -37,6 +52,11 @@ export interface ForgePreset {
    * present; a token only when no HMAC is present.
    */
   readonly signatures: readonly SignatureSource[];
+  /**
+   * The Standard Webhooks header sets the preset reads, first one whose signature header is present wins;
+   * such a delivery is verified by its `standard` signature (and its timestamp) alone.
+   */
+  readonly standardHeaders: readonly StandardHeaderNames[];
 }
 
 /** What a delivery routes as: the catalogue's event name and action where there is a counterpart. */
@@ -60,18 +80,21 @@ const PRESETS: Readonly<Record<Forge, ForgePreset>> = {
     eventHeaders: ['x-forge-event'],
     deliveryHeaders: ['x-forge-delivery'],
     signatures: HUB_SIGNATURES,
+    standardHeaders: [],
   },
   github: {
     forge: 'github',
     eventHeaders: ['x-github-event'],
     deliveryHeaders: ['x-github-delivery'],
     signatures: HUB_SIGNATURES,
+    standardHeaders: [],
   },
   gitea: {
     forge: 'gitea',
     eventHeaders: ['x-gitea-event'],
     deliveryHeaders: ['x-gitea-delivery'],
     signatures: [{ header: 'x-gitea-signature', scheme: 'hex-sha256' }, ...HUB_SIGNATURES],
+    standardHeaders: [],
   },
   forgejo: {
     forge: 'forgejo',
@@ -82,12 +105,15 @@ const PRESETS: Readonly<Record<Forge, ForgePreset>> = {
       { header: 'x-gitea-signature', scheme: 'hex-sha256' },
       ...HUB_SIGNATURES,
     ],
+    standardHeaders: [],
   },
   gitlab: {
     forge: 'gitlab',
     eventHeaders: ['x-gitlab-event'],
     deliveryHeaders: ['idempotency-key', 'x-gitlab-event-uuid'],
     signatures: [{ header: 'x-gitlab-token', scheme: 'token' }],
+    // With a signing token, GitLab signs the Standard Webhooks way; its webhook-id equals Idempotency-Key.
+    standardHeaders: [STANDARD_HEADERS],
   },
   bitbucket: {
     forge: 'bitbucket',
@@ -95,6 +121,26 @@ const PRESETS: Readonly<Record<Forge, ForgePreset>> = {
     // X-Hook-UUID names the webhook, not the delivery: every delivery of one hook carries the same one.
     deliveryHeaders: ['x-request-uuid'],
     signatures: [{ header: 'x-hub-signature', scheme: 'sha256' }],
+    standardHeaders: [],
+  },
+  standard: {
+    forge: 'standard',
+    // No event header: the event is the payload's `type` (`contact.created`).
+    eventHeaders: [],
+    deliveryHeaders: [STANDARD_HEADERS.id],
+    signatures: [{ header: STANDARD_HEADERS.signature, scheme: 'standard' }],
+    standardHeaders: [STANDARD_HEADERS],
+  },
+  svix: {
+    forge: 'svix',
+    eventHeaders: [],
+    // Svix's own names first; the Standard Webhooks names it can send instead are read too.
+    deliveryHeaders: [SVIX_HEADERS.id, STANDARD_HEADERS.id],
+    signatures: [
+      { header: SVIX_HEADERS.signature, scheme: 'standard' },
+      { header: STANDARD_HEADERS.signature, scheme: 'standard' },
+    ],
+    standardHeaders: [SVIX_HEADERS, STANDARD_HEADERS],
   },
 };
 
@@ -130,6 +176,12 @@ export function routeForgeEvent(forge: Forge, nativeName: string, payload: unkno
     case 'gitea':
     case 'forgejo':
       return routeGitea(nativeName, payload);
+    case 'standard':
+    case 'svix': {
+      // The payload's `type` (or the configured event header): `contact.created` is `contact` + `created`.
+      const { name, action } = splitEventType(nativeName);
+      return { name, action, nativeAction: action };
+    }
     default: {
       const action = stringAt(payload, 'action');
       return { name: neutralEventName(nativeName), action, nativeAction: action };

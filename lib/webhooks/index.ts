@@ -78,6 +78,7 @@ export type { ProxyMessageKeys } from './proxy-message.js';
 export { replayHeaders } from './replay-headers.js';
 export { serializePayload } from './serialize.js';
 export { type DeliveryHeadersOptions, deliveryHeaders, sign } from './sign.js';
+export { DEFAULT_TOLERANCE_SECONDS, standardSecret } from './standard.js';
 export type {
   DeliveryFailureStatus,
   DeliveryHeaderNames,

@@ -14,7 +14,8 @@ const TRANSPORT_HEADERS = new Set([
 
 /**
  * The headers of a replay: the stored ones as received, but the transport headers, the masked signature
- * headers signed again over the same body with `secret` as `forge` signs, and the delivery id header set to `id`.
+ * headers signed again over the same body with `secret` as `forge` signs (a Standard Webhooks timestamp made
+ * now), and the delivery id header set to `id`.
  * A signature header the stored ones lack (a refused delivery) is added all the same, unless `signMissing` is false.
  */
 export function replayHeaders(
@@ -28,8 +29,12 @@ export function replayHeaders(
     name: 'replay',
     id: options.id,
   });
-  const signatureHeaders = new Set(preset.signatures.map((signature) => signature.header));
-  const idHeaders = new Set(preset.deliveryHeaders);
+  // A Standard Webhooks timestamp is signed too: it is written afresh with the signature.
+  const signatureHeaders = new Set([
+    ...preset.signatures.map((signature) => signature.header),
+    ...preset.standardHeaders.flatMap((set) => [set.signature, set.timestamp]),
+  ]);
+  const idHeaders = new Set([...preset.deliveryHeaders, ...preset.standardHeaders.map((set) => set.id)]);
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(stored)) {
     if (TRANSPORT_HEADERS.has(name)) continue;

@@ -1,16 +1,19 @@
 import { createHmac } from 'node:crypto';
 import { type Forge, resolvePreset } from './forges.js';
 import { checkSecret, hmacInput } from './hmac.js';
+import { STANDARD_SECRET_PREFIX, standardSignature } from './standard.js';
 import type { Secret, SignatureAlgorithm, SignaturePayload, SignKeyOptions, SignOptions } from './types.js';
 
-const SIGN_OPTION_KEYS = new Set(['algorithm', 'forge']);
-const DELIVERY_HEADERS_OPTION_KEYS = new Set(['forge', 'name', 'id']);
+const SIGN_OPTION_KEYS = new Set(['algorithm', 'forge', 'id', 'timestamp']);
+const DELIVERY_HEADERS_OPTION_KEYS = new Set(['forge', 'name', 'id', 'timestamp']);
 
 /**
  * Signs a payload with HMAC: returns `sha256=<64 lowercase hex>` (the `X-Hub-Signature-256` value) by default,
  * or `sha1=<40 hex>` (the `X-Hub-Signature` value) with `{ algorithm: 'sha1' }`. With several secrets, the
  * first one signs. With `{ forge }`, the value of that forge's own signature header: the bare hex for
- * `gitea` / `forgejo`, and for `gitlab` the token it sends, which is the first secret itself.
+ * `gitea` / `forgejo`, and for `gitlab` the token it sends, which is the first secret itself. For `standard` /
+ * `svix`, the `webhook-signature` value `v1,<base64>` over `id.timestamp.body` (`id` required, `timestamp` in
+ * Unix seconds, default now).
  *
  * @param payload - The exact body (a string is taken as UTF-8), or an object serialized the way the forge
  *   serializes (see `serializePayload`).
@@ -57,6 +60,11 @@ export function sign(first: Secret | SignKeyOptions, payload: SignaturePayload, 
   const preset = resolvePreset(options?.forge);
   const key = firstSecret(checked);
   const scheme = (preset.signatures[0] as { scheme: string }).scheme;
+  if (scheme === 'standard') {
+    const id: unknown = options?.id;
+    if (typeof id !== 'string' || id.length === 0) throw new TypeError('"id" must be a non-empty string');
+    return standardSignature(key, id, timestampOf(options?.timestamp), data);
+  }
   if (scheme === 'token') return key;
   const hex = createHmac(algorithm, key).update(data).digest('hex');
   return scheme === 'hex-sha256' && algorithm === 'sha256' ? hex : `${algorithm}=${hex}`;
@@ -70,12 +78,16 @@ export interface DeliveryHeadersOptions {
   name: string;
   /** The delivery id. Required. */
   id: string;
+  /** Standard Webhooks: the `webhook-timestamp`, in Unix seconds. Default now. */
+  timestamp?: number;
 }
 
 /**
  * The headers a forge sends with a delivery of `body`: content type, event and delivery id headers, and every
  * signature header of its preset, signed with the first secret the way the forge signs (GitLab's token is the
- * first secret itself). For tests, `npm run send` and replays.
+ * first secret itself). Standard Webhooks presets (`standard`, `svix`, and `gitlab` when the first secret is a
+ * `whsec_` signing token) write the id, timestamp and `v1,` signature headers instead. For tests, `npm run
+ * send` and replays.
  *
  * @throws TypeError when an argument is missing or empty, or `forge` is unknown.
  * @example
@@ -105,6 +117,17 @@ export function deliveryHeaders(
   const key = firstSecret(checked);
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   for (const header of preset.eventHeaders) headers[header] = options.name;
+  const standard = preset.standardHeaders[0];
+  const signsStandard =
+    standard !== undefined && (preset.forge !== 'gitlab' || key.startsWith(STANDARD_SECRET_PREFIX));
+  if (standard !== undefined && signsStandard) {
+    if (preset.forge === 'gitlab') for (const header of preset.deliveryHeaders) headers[header] = options.id;
+    const timestamp = timestampOf(options.timestamp);
+    headers[standard.id] = options.id;
+    headers[standard.timestamp] = timestamp;
+    headers[standard.signature] = standardSignature(key, options.id, timestamp, data);
+    return headers;
+  }
   for (const header of preset.deliveryHeaders) headers[header] = options.id;
   for (const { header, scheme } of preset.signatures) {
     if (scheme === 'token') headers[header] = key;
@@ -115,6 +138,14 @@ export function deliveryHeaders(
     }
   }
   return headers;
+}
+
+function timestampOf(value: unknown): string {
+  if (value === undefined) return String(Math.floor(Date.now() / 1000));
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new TypeError('"timestamp" must be a whole number of Unix seconds');
+  }
+  return String(value);
 }
 
 function firstSecret(secret: Secret): string {

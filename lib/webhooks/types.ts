@@ -21,9 +21,14 @@ export interface SignOptions {
   algorithm?: SignatureAlgorithm;
   /**
    * Sign the way this forge does: `sha256=<hex>` (generic, GitHub, Bitbucket), the bare hex (Gitea, Forgejo),
-   * or the token itself, which is the first secret (GitLab). Default `'generic'`.
+   * or the token itself, which is the first secret (GitLab), or `v1,<base64>` (Standard Webhooks: `standard`,
+   * `svix`, which need `id`). Default `'generic'`.
    */
   forge?: Forge;
+  /** Standard Webhooks: the `webhook-id` that is signed with the body. */
+  id?: string;
+  /** Standard Webhooks: the `webhook-timestamp` that is signed, in Unix seconds. Default now. */
+  timestamp?: number;
 }
 
 /** The first argument of `sign`'s object form, `sign({ secret, algorithm }, payload)`. */
@@ -73,6 +78,17 @@ export interface DeliveryOptions {
   maxBodyBytes?: number;
   /** Answer 400 when the delivery id header is missing. Default `true`. */
   requireDeliveryId?: boolean;
+  /**
+   * Standard Webhooks (`standard`, `svix`, GitLab with a signing token): seconds the `webhook-timestamp` may be
+   * off from now either way (401 `stale_timestamp` / `future_timestamp` beyond). Default 300.
+   */
+  toleranceSeconds?: number;
+  /**
+   * GitLab: `'signature'` accepts only deliveries signed with the signing token (Standard Webhooks headers),
+   * `'token'` only the shared `X-Gitlab-Token`. Default: the signature when its headers are present, else the
+   * token, which makes the source only as strong as the token.
+   */
+  verifyWith?: 'signature' | 'token';
 }
 
 /** HTTP status of a refused delivery. */
@@ -213,6 +229,10 @@ export interface WebhooksOptions<TTransformed = unknown> extends EventHandlerOpt
   requireDeliveryId?: boolean;
   /** Milliseconds the middleware waits for handlers before answering 202 (they go on). Default 9000. */
   timeout?: number;
+  /** Standard Webhooks: seconds the timestamp may be off from now (401 beyond). Default 300. */
+  toleranceSeconds?: number;
+  /** GitLab: verify only the signing token's signature, or only the shared token. Default: either. */
+  verifyWith?: 'signature' | 'token';
 }
 
 /** Options of `createNodeMiddleware`. */

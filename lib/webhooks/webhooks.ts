@@ -34,6 +34,8 @@ const WEBHOOKS_OPTION_KEYS = new Set([
   'maxBodyBytes',
   'requireDeliveryId',
   'timeout',
+  'toleranceSeconds',
+  'verifyWith',
 ]);
 
 /**
@@ -77,6 +79,8 @@ export class Webhooks<TTransformed = unknown> {
     if (options.maxBodyBytes !== undefined) deliveryOptions.maxBodyBytes = options.maxBodyBytes;
     if (options.requireDeliveryId !== undefined)
       deliveryOptions.requireDeliveryId = options.requireDeliveryId;
+    if (options.toleranceSeconds !== undefined) deliveryOptions.toleranceSeconds = options.toleranceSeconds;
+    if (options.verifyWith !== undefined) deliveryOptions.verifyWith = options.verifyWith;
     const delivery = resolveDeliveryOptions(deliveryOptions);
 
     const handlerOptions: EventHandlerOptions<TTransformed> = {};

@@ -27,6 +27,12 @@ export const DeliveryVerdicts = [
   'unsupported_media_type',
   'payload_too_large',
   'unknown_source',
+  /** A Standard Webhooks timestamp older than its source's tolerance: late, or a captured delivery replayed. */
+  'stale_timestamp',
+  /** A Standard Webhooks timestamp further ahead than the tolerance (a sender's clock off). */
+  'future_timestamp',
+  /** A header present but not in its form (a timestamp that is not Unix seconds). */
+  'invalid_header',
   /** The request was answered before its signature could be checked (secrets unavailable, not a POST, ...). */
   'not_checked',
   /** Not a request: the reconciler's row, from the forge's authenticated delivery-log API. */

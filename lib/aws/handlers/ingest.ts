@@ -120,10 +120,10 @@ function webhookSource(
   options: IngestHandlerOptions,
   ssm: () => SSMClient,
 ): ForgeWebhookSource {
-  const { name, forge, headers } = source;
-  if (options.sourceSecret !== undefined)
-    return { name, forge, headers, secret: options.sourceSecret(source) };
-  if (options.secret !== undefined) return { name, forge, headers, secret: options.secret };
+  const { name, forge, headers, toleranceSeconds, verifyWith } = source;
+  const base = { name, forge, headers, toleranceSeconds, verifyWith };
+  if (options.sourceSecret !== undefined) return { ...base, secret: options.sourceSecret(source) };
+  if (options.secret !== undefined) return { ...base, secret: options.secret };
   if (source.secretParameter === undefined && !config.offline) {
     throw new TypeError(
       `webhook source "${name}" has no "secretParameter" (FORGEBRIDGE_WEBHOOK_SOURCES, or FORGEBRIDGE_WEBHOOK_SECRET_PARAMETER for the default source)`,
@@ -135,5 +135,5 @@ function webhookSource(
     offline: config.offline,
     ...(config.offline ? { env: options.env ?? process.env } : { ssm: ssm() }),
   });
-  return { name, forge, headers, secret: () => provider.getSecrets() };
+  return { ...base, secret: () => provider.getSecrets() };
 }

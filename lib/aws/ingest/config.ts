@@ -1,4 +1,4 @@
-import { type Forge, Forges } from '../../webhooks/index.js';
+import { type Forge, Forges, resolvePreset } from '../../webhooks/index.js';
 import { AwsDefaults } from '../constants.js';
 import { DEFAULT_SOURCE } from '../delivery-key.js';
 import { type Env, numberEnv, optionalEnv, requireEnv } from '../env.js';
@@ -25,6 +25,12 @@ export interface WebhookSourceConfig {
   headers: { event?: string; delivery?: string };
   /** The forge-side hook whose delivery log the reconciler reads, when the source names one. */
   hook?: SourceHook;
+  /** Standard Webhooks (`standard`, `svix`, GitLab's signing token): the timestamp tolerance in seconds. */
+  toleranceSeconds?: number | undefined;
+  /** GitLab: require the signing token's signature (`signature`) or the shared token (`token`). */
+  verifyWith?: 'signature' | 'token' | undefined;
+  /** How long this source's dedupe records live (its replay window without a timestamp), in seconds. */
+  dedupeTtlSeconds?: number | undefined;
 }
 
 /** The ingest function's configuration, as {@link readIngestConfig} reads it from the environment. */
@@ -37,8 +43,16 @@ export interface IngestConfig {
     bucket: string | undefined;
     budgetMs: number | undefined;
   };
-  /** Dedupe table: `FORGEBRIDGE_DEDUPE_TABLE` (required), `_DEDUPE_TTL_SECONDS`, `_DEDUPE_LOCK_SECONDS`. */
-  dedupe: { tableName: string; ttlSeconds: number | undefined; lockSeconds: number | undefined };
+  /**
+   * Dedupe table: `FORGEBRIDGE_DEDUPE_TABLE` (required), `_DEDUPE_TTL_SECONDS`, `_DEDUPE_LOCK_SECONDS`, and the
+   * sources' own record lifetimes (`dedupeTtlSeconds` of `FORGEBRIDGE_WEBHOOK_SOURCES`), `undefined` when none has.
+   */
+  dedupe: {
+    tableName: string;
+    ttlSeconds: number | undefined;
+    lockSeconds: number | undefined;
+    ttlSecondsBySource?: Record<string, number> | undefined;
+  };
   /** `forgeWebhook` options but the secret: `FORGEBRIDGE_EVENT_HEADER`, `_DELIVERY_HEADER`, `_ALLOW_SHA1`, `_MAX_BODY_BYTES`. */
   webhook: {
     headers: { event?: string; delivery?: string };
@@ -103,6 +117,8 @@ export function readIngestConfig(env: Env = process.env): IngestConfig {
     ...(delivery === undefined ? {} : { delivery: delivery.toLowerCase() }),
   };
   const secretParameter = optionalEnv('FORGEBRIDGE_WEBHOOK_SECRET_PARAMETER', env);
+  const sources = readWebhookSources(env, { secretParameter, headers });
+  const ttlBySource = sources.filter((source) => source.dedupeTtlSeconds !== undefined);
   return {
     publisher: {
       eventBusName: requireEnv('FORGEBRIDGE_BUS_NAME', env),
@@ -115,6 +131,13 @@ export function readIngestConfig(env: Env = process.env): IngestConfig {
       tableName: requireEnv('FORGEBRIDGE_DEDUPE_TABLE', env),
       ttlSeconds: numberEnv('FORGEBRIDGE_DEDUPE_TTL_SECONDS', env),
       lockSeconds: numberEnv('FORGEBRIDGE_DEDUPE_LOCK_SECONDS', env),
+      ...(ttlBySource.length === 0
+        ? {}
+        : {
+            ttlSecondsBySource: Object.fromEntries(
+              ttlBySource.map((source) => [source.name, source.dedupeTtlSeconds as number]),
+            ),
+          }),
     },
     webhook: {
       headers,
@@ -122,7 +145,7 @@ export function readIngestConfig(env: Env = process.env): IngestConfig {
       maxBodyBytes: numberEnv('FORGEBRIDGE_MAX_BODY_BYTES', env),
     },
     secretParameter,
-    sources: readWebhookSources(env, { secretParameter, headers }),
+    sources,
     offline: isOffline(env),
     requestTimeoutMs: numberEnv('FORGEBRIDGE_AWS_REQUEST_TIMEOUT_MS', env) ?? 2_000,
     deliveryLog: readDeliveryLogConfig(env),
@@ -138,6 +161,9 @@ const SOURCE_KEYS = new Set([
   'eventHeader',
   'deliveryHeader',
   'hook',
+  'toleranceSeconds',
+  'verifyWith',
+  'dedupeTtlSeconds',
 ]);
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 // A header name is an RFC 9110 token.
@@ -255,6 +281,32 @@ function parseSource(entry: unknown, index: number): WebhookSourceConfig {
     source.hook = parseSourceHook(record.hook, source.forge, (field) =>
       label(index, field === undefined ? 'hook' : `hook.${field}`),
     );
+  }
+  const tolerance = record.toleranceSeconds;
+  if (tolerance !== undefined) {
+    if (typeof tolerance !== 'number' || !Number.isSafeInteger(tolerance) || tolerance <= 0) {
+      throw new TypeError(`${label(index, 'toleranceSeconds')} must be a positive whole number of seconds`);
+    }
+    if (resolvePreset(forge).standardHeaders.length === 0) {
+      throw new TypeError(`${label(index, 'toleranceSeconds')} applies to a signed-timestamp forge only`);
+    }
+    source.toleranceSeconds = tolerance;
+  }
+  const dedupeTtl = record.dedupeTtlSeconds;
+  if (dedupeTtl !== undefined) {
+    if (typeof dedupeTtl !== 'number' || !Number.isSafeInteger(dedupeTtl) || dedupeTtl <= 0) {
+      throw new TypeError(`${label(index, 'dedupeTtlSeconds')} must be a positive whole number of seconds`);
+    }
+    source.dedupeTtlSeconds = dedupeTtl;
+  }
+  const verifyWith = text('verifyWith', false);
+  if (verifyWith !== undefined) {
+    if (forge !== 'gitlab')
+      throw new TypeError(`${label(index, 'verifyWith')} applies to forge "gitlab" only`);
+    if (verifyWith !== 'signature' && verifyWith !== 'token') {
+      throw new TypeError(`${label(index, 'verifyWith')} must be "signature" or "token"`);
+    }
+    source.verifyWith = verifyWith;
   }
   return source;
 }

@@ -20,8 +20,13 @@ export interface DedupeOptions {
   client: DynamoDBClient;
   /** Table with partition key `pk` (S) and TTL on `expiresAt`. */
   tableName: string;
-  /** How long a record lives, in seconds. Default 604800 (7 days). */
+  /**
+   * How long a record lives, in seconds: as long as it does, a delivery with the same id is a duplicate (the
+   * replay window of a scheme without a timestamp). Default 604800 (7 days).
+   */
   ttlSeconds?: number | undefined;
+  /** A record lifetime per source (`delivery.source`, `default` when unset), over `ttlSeconds`. */
+  ttlSecondsBySource?: Readonly<Record<string, number>> | undefined;
   /** Lock length when the Lambda context gives no remaining time, in seconds. Default 30. */
   lockSeconds?: number | undefined;
   /**
@@ -129,8 +134,55 @@ export function createDedupedPublish(options: DedupeOptions): DedupedPublish {
   const lockMs = (options.lockSeconds ?? AwsDefaults.dedupeLockSeconds) * 1000;
   if (!(ttlSeconds > 0)) throw new TypeError('"ttlSeconds" must be a positive number');
   if (!(lockMs > 0)) throw new TypeError('"lockSeconds" must be a positive number');
-  const { publish } = options;
+  const bySource = { ...(options.ttlSecondsBySource ?? {}) };
+  for (const [source, seconds] of Object.entries(bySource)) {
+    if (!(seconds > 0)) throw new TypeError(`"ttlSecondsBySource.${source}" must be a positive number`);
+  }
+  // One Powertools setup per record lifetime in use (its config fixes the expiry), made on first use.
+  const byTtl = new Map<number, ReturnType<typeof idempotentPublishOf>>();
+  const setupFor = (delivery: Delivery) => {
+    const seconds = Object.hasOwn(bySource, delivery.source ?? 'default')
+      ? (bySource[delivery.source ?? 'default'] as number)
+      : ttlSeconds;
+    let setup = byTtl.get(seconds);
+    if (setup === undefined) {
+      setup = idempotentPublishOf(options, seconds);
+      byTtl.set(seconds, setup);
+    }
+    return setup;
+  };
 
+  return async (delivery, context) => {
+    const remaining = context?.getRemainingTimeInMillis?.();
+    const { config, idempotentPublish } = setupFor(delivery);
+    // Powertools reads only getRemainingTimeInMillis from the context it is given.
+    config.registerLambdaContext({
+      getRemainingTimeInMillis: () => (typeof remaining === 'number' && remaining > 0 ? remaining : lockMs),
+    } as Context);
+    const state: CallState = { delivery };
+    try {
+      await idempotentPublish(
+        { id: dedupeKeyOf(delivery), owner: randomBytes(16).toString('base64url') },
+        state,
+      );
+    } catch (error) {
+      if (state.done !== undefined) return { status: state.done, recordError: error };
+      if (state.publishError !== undefined) {
+        const { error: publishError } = state.publishError;
+        throw new DedupePublishError(publishError, error === publishError ? undefined : error);
+      }
+      if (error instanceof IdempotencyAlreadyInProgressError) {
+        throw new DedupeInProgressError('delivery is being processed', { cause: error });
+      }
+      throw error;
+    }
+    return state.done === undefined ? { status: 'duplicate' } : { status: state.done };
+  };
+}
+
+/** The Powertools config and idempotent publish of one record lifetime. */
+function idempotentPublishOf(options: DedupeOptions, ttlSeconds: number) {
+  const { publish } = options;
   const config = new IdempotencyConfig({
     eventKeyJmesPath: 'id',
     payloadValidationJmesPath: 'owner',
@@ -160,30 +212,5 @@ export function createDedupedPublish(options: DedupeOptions): DedupedPublish {
     },
     { persistenceStore, config, keyPrefix: AwsDefaults.dedupeKeyPrefix, dataIndexArgument: 0 },
   );
-
-  return async (delivery, context) => {
-    const remaining = context?.getRemainingTimeInMillis?.();
-    // Powertools reads only getRemainingTimeInMillis from the context it is given.
-    config.registerLambdaContext({
-      getRemainingTimeInMillis: () => (typeof remaining === 'number' && remaining > 0 ? remaining : lockMs),
-    } as Context);
-    const state: CallState = { delivery };
-    try {
-      await idempotentPublish(
-        { id: dedupeKeyOf(delivery), owner: randomBytes(16).toString('base64url') },
-        state,
-      );
-    } catch (error) {
-      if (state.done !== undefined) return { status: state.done, recordError: error };
-      if (state.publishError !== undefined) {
-        const { error: publishError } = state.publishError;
-        throw new DedupePublishError(publishError, error === publishError ? undefined : error);
-      }
-      if (error instanceof IdempotencyAlreadyInProgressError) {
-        throw new DedupeInProgressError('delivery is being processed', { cause: error });
-      }
-      throw error;
-    }
-    return state.done === undefined ? { status: 'duplicate' } : { status: state.done };
-  };
+  return { config, idempotentPublish };
 }

@@ -38,6 +38,9 @@ const CODE_VERDICTS: Readonly<Record<string, DeliveryVerdict>> = {
   [ErrorCodes.payloadTooLarge]: 'payload_too_large',
   [AwsErrorCodes.invalidDeliveryId]: 'invalid_delivery_id',
   [AwsErrorCodes.unknownSource]: 'unknown_source',
+  [ErrorCodes.staleTimestamp]: 'stale_timestamp',
+  [ErrorCodes.futureTimestamp]: 'future_timestamp',
+  [ErrorCodes.invalidHeader]: 'invalid_header',
 };
 
 function outcomeOf(status: number): DeliveryOutcome {

@@ -23,6 +23,8 @@ export interface IngestOptions {
     client: DynamoDBClient;
     tableName: string;
     ttlSeconds?: number | undefined;
+    /** A record lifetime per source name, over `ttlSeconds` (`FORGEBRIDGE_WEBHOOK_SOURCES` `dedupeTtlSeconds`). */
+    ttlSecondsBySource?: Readonly<Record<string, number>> | undefined;
     lockSeconds?: number | undefined;
   };
   /**

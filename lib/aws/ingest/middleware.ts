@@ -33,6 +33,10 @@ export interface ForgeWebhookOptions {
   allowSha1?: boolean | undefined;
   /** Largest body accepted, in bytes. Default 25 MiB (Lambda itself stops at about 6 MB). */
   maxBodyBytes?: number | undefined;
+  /** Standard Webhooks: seconds the timestamp may be off from now (401 beyond). Default 300. */
+  toleranceSeconds?: number | undefined;
+  /** GitLab: verify only the signing token's signature, or only the shared token. Default: either. */
+  verifyWith?: 'signature' | 'token' | undefined;
 }
 
 /** What {@link forgeWebhook} puts at `event.webhook`: the verified delivery's id, names and source. */
@@ -63,6 +67,10 @@ export interface ForgeWebhookSource {
   forge?: Forge | undefined;
   /** Header names, over the preset's. */
   headers?: DeliveryHeaderNames | undefined;
+  /** Standard Webhooks: this source's timestamp tolerance in seconds. Default 300. */
+  toleranceSeconds?: number | undefined;
+  /** GitLab: require the signing token's signature, or the shared token. Default: either. */
+  verifyWith?: 'signature' | 'token' | undefined;
 }
 
 /** Options of {@link forgeWebhookSources}. */
@@ -158,10 +166,14 @@ function describeRefusal(
     headerNames.signature256 !== undefined ||
     headerNames.signature !== undefined ||
     headerNames.token !== undefined;
-  if (
-    (code === ErrorCodes.invalidSignature || code === ErrorCodes.missingHeader) &&
-    !customSignatureHeaders
-  ) {
+  const signatureCodes: readonly string[] = [
+    ErrorCodes.invalidSignature,
+    ErrorCodes.missingHeader,
+    ErrorCodes.invalidHeader,
+    ErrorCodes.staleTimestamp,
+    ErrorCodes.futureTimestamp,
+  ];
+  if (signatureCodes.includes(code) && !customSignatureHeaders) {
     try {
       const diagnosis = diagnoseSignature({
         body: request.body,
@@ -169,6 +181,8 @@ function describeRefusal(
         secrets: typeof secrets === 'string' ? secrets : [...secrets],
         forge: preset.forge,
         allowSha1: options.allowSha1 ?? true,
+        ...(options.toleranceSeconds === undefined ? {} : { toleranceSeconds: options.toleranceSeconds }),
+        ...(options.verifyWith === undefined ? {} : { verifyWith: options.verifyWith }),
       });
       // A missing event or delivery header with a good signature is no signature matter.
       if (diagnosis.verdict !== 'verified') facts.diagnosis = diagnosis;
@@ -201,7 +215,15 @@ export interface WebhookErrorsOptions {
   logger?: LoggerLike | undefined;
 }
 
-const OPTION_KEYS = new Set(['secret', 'forge', 'headers', 'allowSha1', 'maxBodyBytes']);
+const OPTION_KEYS = new Set([
+  'secret',
+  'forge',
+  'headers',
+  'allowSha1',
+  'maxBodyBytes',
+  'toleranceSeconds',
+  'verifyWith',
+]);
 const PROBE = { method: 'GET', headers: {}, body: '' };
 const JSON_HEADERS = { 'content-type': 'application/json' } as const;
 
@@ -234,6 +256,8 @@ export function forgeWebhook(options: ForgeWebhookOptions): MiddlewareObj<ForgeW
   if (options.headers !== undefined) base.headers = options.headers;
   if (options.allowSha1 !== undefined) base.allowSha1 = options.allowSha1;
   if (options.maxBodyBytes !== undefined) base.maxBodyBytes = options.maxBodyBytes;
+  if (options.toleranceSeconds !== undefined) base.toleranceSeconds = options.toleranceSeconds;
+  if (options.verifyWith !== undefined) base.verifyWith = options.verifyWith;
 
   // readDelivery checks its options once per object: keep one object per secret list.
   let cached: { key: string; options: DeliveryOptions } | undefined;
@@ -319,6 +343,8 @@ export function forgeWebhookSources(
     const webhookOptions: ForgeWebhookOptions = { secret: source.secret };
     if (source.forge !== undefined) webhookOptions.forge = source.forge;
     if (source.headers !== undefined) webhookOptions.headers = source.headers;
+    if (source.toleranceSeconds !== undefined) webhookOptions.toleranceSeconds = source.toleranceSeconds;
+    if (source.verifyWith !== undefined) webhookOptions.verifyWith = source.verifyWith;
     if (options.allowSha1 !== undefined) webhookOptions.allowSha1 = options.allowSha1;
     if (options.maxBodyBytes !== undefined) webhookOptions.maxBodyBytes = options.maxBodyBytes;
     bySource.set(source.name, forgeWebhook(webhookOptions));

@@ -36,7 +36,9 @@ export function registerDev(program: Command, version: string): void {
       new Option(
         '--forge <forge>',
         "read and write the delivery headers as this forge sends them (default: the local source's forge, else generic); alone, post to the local source of this forge",
-      ).choices(Forges),
+      )
+        // The relay forwards one signature value: a Standard Webhooks one needs its id and timestamp headers too.
+        .choices(Forges.filter((forge) => forge !== 'standard' && forge !== 'svix')),
     )
     .option(
       '--source <name>',

@@ -152,11 +152,17 @@ async function payloadOf(
     }
     return { body: Buffer.from(JSON.stringify(sample.payload), 'utf8'), nativeName: sample.nativeName };
   }
+  // Standard Webhooks payloads name their event in `type` (`issues.opened`): there is no event header.
+  const typed = forge === 'standard' || forge === 'svix';
   if (file === undefined) {
     const sample = findSample(event);
-    return { body: Buffer.from(JSON.stringify(sample.payload), 'utf8'), nativeName: sample.nativeName };
+    const payload = typed ? { type: event.full, ...(sample.payload as object) } : sample.payload;
+    return { body: Buffer.from(JSON.stringify(payload), 'utf8'), nativeName: sample.nativeName };
   }
   const { bytes, payload } = await readPayloadFile(file);
+  if (typed && typeof payload.type !== 'string') {
+    throw new CliError(`"${file}" has no "type" field: a ${forge} payload names its event there`);
+  }
   const action = typeof payload.action === 'string' ? payload.action : undefined;
   if (event.action !== undefined && action !== undefined && action !== event.action) {
     throw new CliError(`"${file}" holds a "${action}" action, not "${event.action}"`);

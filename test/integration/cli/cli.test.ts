@@ -152,6 +152,9 @@ const NATIVE_ISSUES_OPENED: Record<Forge, string> = {
   forgejo: 'issues',
   gitlab: 'Issue Hook',
   bitbucket: 'issue:created',
+  // A Standard Webhooks delivery names its event in the payload's type.
+  standard: 'issues.opened',
+  svix: 'issues.opened',
 };
 
 describe('forgebridge send', () => {
@@ -190,6 +193,8 @@ describe('forgebridge send', () => {
       forgejo: 'x-forgejo-signature',
       gitlab: 'x-gitlab-token',
       bitbucket: 'x-hub-signature',
+      standard: 'webhook-signature',
+      svix: 'svix-signature',
     }[forge];
     expect(delivery.headers[expectedHeader]).toBeDefined();
   });

@@ -348,7 +348,13 @@ describe('send', () => {
       id,
       name: 'issues',
       action: 'opened',
-      nativeName: { gitlab: 'Issue Hook', bitbucket: 'issue:created' }[forge as string] ?? 'issues',
+      nativeName:
+        {
+          gitlab: 'Issue Hook',
+          bitbucket: 'issue:created',
+          standard: 'issues.opened',
+          svix: 'issues.opened',
+        }[forge as string] ?? 'issues',
     });
     expect(received[0]?.headers['user-agent']).toMatch(/^forgebridge-cli\//);
   });

@@ -238,7 +238,9 @@ describe('local stack: malformed deliveries on every source', () => {
         if (request.method === undefined) expect([name, typeof code]).toEqual([name, 'string']);
       }
     }
-    expect(refused.length).toBe(6 * 14 + 5 + 5);
+    // 8 sources (default and one per preset, standard and svix included) with 14 cases each, plus the two
+    // cases every source but gitlab / generic gets.
+    expect(refused.length).toBe(8 * 14 + 7 + 7);
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     for (const id of ids) expect(t.receivedBy(id)).toEqual({});
     expect({ received: t.received().length, recorded: t.recorded().length }).toEqual(before);

@@ -43,6 +43,7 @@ describe('resolvePreset()', () => {
         { header: 'x-hub-signature-256', scheme: 'sha256' },
         { header: 'x-hub-signature', scheme: 'sha1' },
       ],
+      standardHeaders: [],
     });
   });
 
@@ -60,13 +61,14 @@ describe('resolvePreset()', () => {
       deliveryHeaders: ['x-request-uuid'],
       signatures: [{ header: 'x-hub-signature', scheme: 'sha256' }],
     });
-    expect(Forges).toEqual(['generic', ...PRESETS]);
+    expect(Forges).toEqual(['generic', ...PRESETS, 'standard', 'svix']);
   });
 
   it.each([['GitLab'], ['gitee'], [''], [42], [null]])(
     'refuses the unknown forge %j naming "forge"',
     (forge) => {
-      const message = '"forge" must be one of "generic", "github", "gitea", "forgejo", "gitlab", "bitbucket"';
+      const message =
+        '"forge" must be one of "generic", "github", "gitea", "forgejo", "gitlab", "bitbucket", "standard", "svix"';
       expect(() => resolvePreset(forge)).toThrow(new TypeError(message));
       expect(() => readDelivery(request({}, '{}'), { secret: SECRET, forge: forge as Forge })).toThrow(
         message,
@@ -423,6 +425,9 @@ describe('sign() and deliveryHeaders() per forge', () => {
   it.each(Forges)(
     '%s: deliveryHeaders() writes headers readDelivery accepts, as the documentation spells them',
     (forge) => {
+      // Standard Webhooks payloads name their event in `type`.
+      const body =
+        forge === 'standard' || forge === 'svix' ? '{"type":"push.created"}' : '{"ref":"refs/heads/main"}';
       const headers = deliveryHeaders(SECRET, body, { forge, name: 'push', id: 'd-3' });
       const documented = documentedHeaders(forge, SECRET, body, 'push', 'd-3');
       const lower = Object.fromEntries(
