@@ -1,12 +1,20 @@
 import type { Client } from './client.js';
 import { config } from './configuration.js';
-import { GrantTypes, TOKEN_KEYS, type TokenModeName, TokenModes } from './constants.js';
-import { OAuth2Error, TokenError } from './errors.js';
+import { GrantTypes } from './constants.js';
+import { TokenError } from './errors.js';
 import { redactValue } from './redact.js';
 import type { Response } from './response.js';
-import { toSnakeCase } from './snaky-hash.js';
+import { signedRequest } from './signed-request.js';
+import {
+  now,
+  parseKvform,
+  readTokenOptions,
+  splitHash,
+  type TokenOptions,
+  tokenToHash,
+  warn,
+} from './token-hash.js';
 import type { Params, RequestOptions, TokenMode } from './types.js';
-import { parseQuery, percentEncode } from './url.js';
 
 /** Called after an automatic refresh. */
 export type OnRefresh = (token: AccessToken) => void | Promise<void>;
@@ -44,79 +52,6 @@ export interface AccessTokenOptions {
   /** Called after an automatic refresh (for example to persist `toHash()`). */
   onRefresh?: (token: AccessToken) => void | Promise<void>;
   [param: string]: unknown;
-}
-
-interface TokenOptions {
-  mode: TokenMode;
-  headerFormat: string;
-  paramName: string;
-  tokenName?: string;
-}
-
-const MODE_NAMES: ReadonlySet<string> = new Set(Object.values(TokenModes));
-const CONSUMED = [
-  ['refreshToken', 'refresh_token'],
-  ['expiresIn', 'expires_in'],
-  ['expiresAt', 'expires_at'],
-  ['expiresLatency', 'expires_latency'],
-  ['headerFormat', 'header_format'],
-  ['paramName', 'param_name'],
-  ['tokenName', 'token_name'],
-  ['autoRefresh', 'auto_refresh'],
-  ['onRefresh', 'on_refresh'],
-  ['mode', 'mode'],
-] as const;
-
-/** Fields a token reads as one value: repeated in a form, they are an error, never joined. */
-const SINGLE_VALUED: readonly string[] = [...TOKEN_KEYS, ...CONSUMED.flat(), 'expires', 'token_type'];
-
-function now(): number {
-  return Math.floor(Date.now() / 1000);
-}
-
-function toInteger(value: unknown, field: string): number | undefined {
-  if (value === undefined || value === null || value === '') return undefined;
-  if (typeof value === 'number' && Number.isFinite(value)) return Math.trunc(value);
-  if (typeof value === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(value)) return Math.trunc(Number(value));
-  throw new TypeError(`"${field}" must be a number of seconds`);
-}
-
-function toEpoch(value: unknown): number | undefined {
-  if (value === undefined || value === null || value === '') return undefined;
-  if (value instanceof Date) return Math.floor(value.getTime() / 1000);
-  if (typeof value === 'number' && Number.isFinite(value)) return Math.trunc(value);
-  if (typeof value === 'string') {
-    if (/^\s*-?\d+(\.\d+)?\s*$/.test(value)) return Math.trunc(Number(value));
-    const ms = Date.parse(value);
-    if (!Number.isNaN(ms)) return Math.floor(ms / 1000);
-  }
-  throw new TypeError(`"expires_at" must be epoch seconds, an epoch string or an ISO 8601 time`);
-}
-
-function validateMode(mode: unknown): TokenMode {
-  if (typeof mode === 'string' && MODE_NAMES.has(mode)) return mode as TokenModeName;
-  if (typeof mode === 'function') return mode as TokenMode;
-  if (mode !== null && typeof mode === 'object' && !Array.isArray(mode)) {
-    for (const [verb, value] of Object.entries(mode)) {
-      if (typeof value !== 'string' || !MODE_NAMES.has(value)) {
-        throw new TypeError(`"mode.${verb}" must be "header", "query" or "body"`);
-      }
-    }
-    return mode as TokenMode;
-  }
-  throw new TypeError(
-    `"mode" must be "header", "query", "body", a function of the verb or a per-verb object`,
-  );
-}
-
-function warn(message: string, code: string): void {
-  process.emitWarning(message, { type: 'OAuth2Warning', code });
-}
-
-function withoutAuthorization(headers: Record<string, string> | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers ?? {})) if (k.toLowerCase() !== 'authorization') out[k] = v;
-  return out;
 }
 
 /**
@@ -160,53 +95,15 @@ export class AccessToken {
     if (options === null || typeof options !== 'object') throw new TypeError(`"options" must be an object`);
     this.client = client;
     this.#token = token ?? '';
-    const rest: Record<string, unknown> = { ...options };
-    const taken: Record<string, unknown> = {};
-    for (const [camel, snake] of CONSUMED) {
-      const value = rest[snake] ?? rest[camel];
-      delete rest[snake];
-      delete rest[camel];
-      if (value !== undefined && value !== null) taken[camel] = value;
-    }
-    const refresh = taken.refreshToken;
-    if (refresh !== undefined && typeof refresh !== 'string')
-      throw new TypeError(`"refresh_token" must be a string`);
-    this.#refreshToken = refresh === '' ? undefined : refresh;
-
-    let expiresIn = toInteger(taken.expiresIn, 'expires_in');
-    if (expiresIn === undefined && rest.expires !== undefined && rest.expires !== null) {
-      expiresIn = toInteger(rest.expires, 'expires');
-      delete rest.expires;
-    }
-    this.#expiresIn = expiresIn;
-    this.#expiresLatency = toInteger(taken.expiresLatency, 'expires_latency');
-    let expiresAt = toEpoch(taken.expiresAt);
-    if (expiresAt === undefined && expiresIn !== undefined && expiresIn !== 0) expiresAt = now() + expiresIn;
-    if (expiresAt !== undefined && this.#expiresLatency) expiresAt -= this.#expiresLatency;
-    this.#expiresAt = expiresAt;
-
-    for (const field of ['headerFormat', 'paramName', 'tokenName'] as const) {
-      if (taken[field] !== undefined && typeof taken[field] !== 'string') {
-        throw new TypeError(`"${field}" must be a string`);
-      }
-    }
-    this.options = {
-      mode: validateMode(taken.mode ?? TokenModes.Header),
-      headerFormat: (taken.headerFormat as string | undefined) ?? 'Bearer %s',
-      paramName: (taken.paramName as string | undefined) ?? 'access_token',
-      ...(taken.tokenName === undefined ? {} : { tokenName: taken.tokenName as string }),
-    };
-    const auto = taken.autoRefresh;
-    if (auto !== undefined && typeof auto !== 'boolean' && typeof auto !== 'function') {
-      throw new TypeError(`"autoRefresh" must be a boolean or a function`);
-    }
-    this.#autoRefresh =
-      auto === true ? (t) => t.refresh() : typeof auto === 'function' ? (auto as Refresher) : undefined;
-    if (taken.onRefresh !== undefined && typeof taken.onRefresh !== 'function') {
-      throw new TypeError(`"onRefresh" must be a function`);
-    }
-    this.#onRefresh = taken.onRefresh as OnRefresh | undefined;
-    this.params = rest;
+    const read = readTokenOptions(options);
+    this.#refreshToken = read.refreshToken;
+    this.#expiresIn = read.expiresIn;
+    this.#expiresLatency = read.expiresLatency;
+    this.#expiresAt = read.expiresAt;
+    this.options = read.options;
+    this.#autoRefresh = read.autoRefresh;
+    this.#onRefresh = read.onRefresh;
+    this.params = read.params;
     this.response = undefined;
 
     if (this.#token === '' && this.#refreshToken === undefined) {
@@ -222,44 +119,8 @@ export class AccessToken {
    * that is not a string (object, number, array) is a `TypeError` naming its field.
    */
   static fromHash(client: Client, hash: Record<string, unknown>): AccessToken {
-    if (hash === null || typeof hash !== 'object' || Array.isArray(hash)) {
-      throw new TypeError(`"hash" must be an object`);
-    }
-    const fresh: Record<string, unknown> = { ...hash };
-    const tokenName = fresh.token_name ?? fresh.tokenName;
-    let key: string | undefined;
-    if (typeof tokenName === 'string' && tokenName !== '') {
-      if (Object.hasOwn(fresh, tokenName)) key = tokenName;
-      else if (Object.hasOwn(fresh, toSnakeCase(tokenName))) key = toSnakeCase(tokenName);
-      else {
-        if (!config.silenceNoTokensWarning) {
-          warn(
-            `AccessToken.fromHash: token_name "${tokenName}" is not among the keys (${Object.keys(fresh).join(', ')}); you may need snaky: false`,
-            'OAUTH2_NO_TOKENS',
-          );
-        }
-        if (Object.hasOwn(fresh, 'access_token')) key = 'access_token';
-      }
-    } else {
-      const present = TOKEN_KEYS.filter((k) => fresh[k] !== undefined && fresh[k] !== null);
-      key = present[0];
-      if (present.length > 1 && !config.silenceExtraTokensWarning) {
-        warn(
-          `AccessToken.fromHash: hash contained more than one token key (${present.join(', ')}); using "${key}"`,
-          'OAUTH2_EXTRA_TOKENS',
-        );
-      }
-    }
-    let token: unknown = '';
-    if (key !== undefined) {
-      token = fresh[key];
-      delete fresh[key];
-    }
-    if (token !== null && token !== undefined && typeof token !== 'string') {
-      // Never coerced: an object would become "[object Object]", a repeated form key "a,b".
-      throw new TypeError(`"${key}" must be a string`);
-    }
-    return new AccessToken(client, token as string | null | undefined, fresh);
+    const { token, options } = splitHash(hash);
+    return new AccessToken(client, token, options);
   }
 
   /**
@@ -274,19 +135,7 @@ export class AccessToken {
    * ```
    */
   static fromKvform(client: Client, kvform: string): AccessToken {
-    if (typeof kvform !== 'string') throw new TypeError(`"kvform" must be a string`);
-    // The gem hands the string to Rack, which keeps a leading "#" or "?" in the first key, so no token is
-    // found and it raises; refuse it up front, saying what to pass instead.
-    if (kvform.startsWith('#') || kvform.startsWith('?')) {
-      throw new TypeError(
-        `"kvform" starts with "${kvform[0]}": pass the fragment or query without it (new URL(url).hash.slice(1))`,
-      );
-    }
-    const hash = parseQuery(kvform);
-    for (const field of SINGLE_VALUED) {
-      if (Array.isArray(hash[field])) throw new TypeError(`"${field}" is repeated`);
-    }
-    return AccessToken.fromHash(client, hash);
+    return AccessToken.fromHash(client, parseKvform(kvform));
   }
 
   /** The access token string. */
@@ -333,18 +182,6 @@ export class AccessToken {
     return { Authorization: this.options.headerFormat.replace('%s', this.#token) };
   }
 
-  #modeFor(verb: string): TokenModeName {
-    const { mode } = this.options;
-    let resolved: unknown;
-    if (typeof mode === 'function') resolved = mode(verb);
-    else if (typeof mode === 'object') resolved = mode[verb] ?? mode[verb.toUpperCase()] ?? TokenModes.Header;
-    else resolved = mode;
-    if (typeof resolved !== 'string' || !MODE_NAMES.has(resolved)) {
-      throw new TypeError(`"mode" resolved to an invalid mode for "${verb}"`);
-    }
-    return resolved as TokenModeName;
-  }
-
   async #ensureFresh(): Promise<void> {
     const refresher = this.#autoRefresh;
     if (refresher === undefined || !this.expired()) return;
@@ -380,28 +217,7 @@ export class AccessToken {
   async request(verb: string, path: string, opts: RequestOptions = {}): Promise<Response> {
     if (typeof verb !== 'string' || verb === '') throw new TypeError(`"verb" must be a non-empty string`);
     await this.#ensureFresh();
-    const mode = this.#modeFor(verb.toLowerCase());
-    const token = this.#token;
-    const name = this.options.paramName;
-    const next: RequestOptions = { ...opts, redact: [...(opts.redact ?? []), token, this.#refreshToken] };
-    if (mode === 'header') {
-      next.headers = { ...withoutAuthorization(opts.headers), ...this.headers() };
-    } else if (mode === 'query') {
-      next.params = { ...opts.params, [name]: token };
-    } else {
-      const body = opts.body;
-      if (body === undefined) next.body = { [name]: token };
-      else if (typeof body === 'string')
-        next.body = `${body}${body === '' ? '' : '&'}${percentEncode(name)}=${percentEncode(token)}`;
-      else if (body instanceof URLSearchParams) {
-        const copy = new URLSearchParams(body);
-        copy.set(name, token);
-        next.body = copy;
-      } else if (body instanceof Uint8Array) {
-        throw new TypeError(`"body" must be a string or an object in "body" mode`);
-      } else next.body = { ...(body as Params), [name]: token };
-    }
-    return this.client.request(verb, path, next);
+    return this.client.request(verb, path, signedRequest(this, verb.toLowerCase(), opts));
   }
 
   /** GET with the token. */
@@ -493,17 +309,7 @@ export class AccessToken {
    * `AccessToken.fromHash(client, token.toHash()).toHash()` equals `token.toHash()`.
    */
   toHash(): Record<string, unknown> {
-    const hash: Record<string, unknown> = {
-      ...this.params,
-      access_token: this.#token,
-      refresh_token: this.#refreshToken ?? null,
-      expires_at: this.#expiresAt ?? null,
-      mode: this.options.mode,
-      header_format: this.options.headerFormat,
-      param_name: this.options.paramName,
-    };
-    if (this.options.tokenName !== undefined) hash.token_name = this.options.tokenName;
-    return hash;
+    return tokenToHash(this);
   }
 
   /** A redacted, serializable view: never the token or the refresh token. Use `toHash()` to persist. */
@@ -525,43 +331,4 @@ export class AccessToken {
   ): string {
     return `AccessToken ${inspect(this.toJSON(), options)}`;
   }
-}
-
-/**
- * The token of a token response (what `Client#getToken` returns). Every failure caused by the server's
- * answer is an {@link OAuth2Error} carrying the response: no object or an empty one, no token at all
- * ({@link TokenError} `missing_token`, unless `raiseErrors` is false: then, as the gem does, a token with an
- * empty string and a warning), or a field of the wrong type (`expires_in: "soon"`). A wrong field among
- * the caller's own `accessTokenOptions` stays the caller's `TypeError`.
- */
-export function tokenFromResponse(
-  client: Client,
-  response: Response,
-  accessTokenOptions: AccessTokenOptions,
-): AccessToken {
-  const parsed = response.parsed;
-  if (
-    parsed === null ||
-    typeof parsed !== 'object' ||
-    Array.isArray(parsed) ||
-    Object.keys(parsed).length === 0
-  ) {
-    throw new OAuth2Error(response, 'token response holds no token');
-  }
-  let token: AccessToken;
-  try {
-    token = AccessToken.fromHash(client, { ...parsed, ...accessTokenOptions });
-  } catch (error) {
-    if (error instanceof TokenError && error.response === undefined) {
-      throw new TokenError(error.code ?? 'missing_token', 'token response holds no token', response);
-    }
-    if (error instanceof TypeError) {
-      // The options alone, on a placeholder token: a TypeError there is the caller's, not the server's.
-      new AccessToken(client, 'placeholder', accessTokenOptions);
-      throw new OAuth2Error(response, `token response: ${error.message}`, { cause: error });
-    }
-    throw error;
-  }
-  token.response = response;
-  return token;
 }

@@ -1,67 +1,23 @@
-import { type AccessToken, type AccessTokenOptions, tokenFromResponse } from './access-token.js';
+import type { AccessToken, AccessTokenOptions } from './access-token.js';
 import { Authenticator } from './auth/authenticator.js';
+import { requireString, validateOptions } from './client-options.js';
 import { config } from './configuration.js';
-import { type AuthScheme, AuthSchemes, ClientDefaults, DEFAULT_HEADERS } from './constants.js';
+import { type AuthScheme, ClientDefaults } from './constants.js';
 import { DebugLog, OAUTH_DEBUG, stdoutLogger } from './debug-log.js';
 import { discoverMetadata } from './discovery.js';
-import { OAuth2Error } from './errors.js';
+import { type HttpContext, sendRequest } from './http-request.js';
 import { algorithmFor } from './jwt.js';
-import { rememberSecrets } from './redact.js';
-import { followRedirect, HTTP_PROTOCOLS, REDIRECT_STATUSES } from './redirect.js';
-import { Response } from './response.js';
+import type { Response } from './response.js';
 import type { SnakyHashClass } from './snaky-hash.js';
 import { Assertion } from './strategy/assertion.js';
 import { AuthCode } from './strategy/auth-code.js';
 import { ClientCredentials } from './strategy/client-credentials.js';
 import { Implicit } from './strategy/implicit.js';
 import { Password } from './strategy/password.js';
+import { tokenFromResponse, tokenRequestOptions } from './token-request.js';
 import { Transport } from './transport.js';
-import type {
-  ClientOptions,
-  ConnectionOptions,
-  HttpRequest,
-  Logger,
-  ParseOption,
-  RequestOptions,
-} from './types.js';
-import { buildUrl, encodeParams, normalizeSite, type Params } from './url.js';
-
-const CLIENT_OPTION_KEYS: ReadonlySet<string> = new Set([
-  'site',
-  'authorizeUrl',
-  'tokenUrl',
-  'revokeUrl',
-  'redirectUri',
-  'authScheme',
-  'basicAuthEncoding',
-  'raiseErrors',
-  'logger',
-  'debug',
-  'connection',
-  'privateKey',
-  'privateKeyAlg',
-  'keyId',
-  'assertionAudience',
-  'assertionLifetime',
-]);
-
-const CONNECTION_OPTION_KEYS: ReadonlySet<string> = new Set([
-  'timeout',
-  'headers',
-  'fetch',
-  'dispatcher',
-  'proxy',
-  'tls',
-  'maxRedirects',
-  'maxResponseBytes',
-  'onRequest',
-  'onResponse',
-]);
-
-const AUTH_SCHEMES: ReadonlySet<string> = new Set(Object.values(AuthSchemes));
-/** Endpoint options that may hold an absolute URL; `redirectUri` is not one (a native app's may be `com.app:/cb`). */
-const ENDPOINT_OPTIONS = ['authorizeUrl', 'tokenUrl', 'revokeUrl'] as const;
-const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
+import type { ClientOptions, Logger, ParseOption, RequestOptions } from './types.js';
+import { buildUrl, normalizeSite, type Params } from './url.js';
 
 /** Params of {@link Client.getToken}: wire parameters plus a few reserved keys. */
 export interface TokenParams extends Params {
@@ -90,142 +46,6 @@ export interface ResolvedClientOptions {
   maxResponseBytes: number;
 }
 
-function requireString(value: unknown, field: string): void {
-  if (typeof value !== 'string' || value === '') throw new TypeError(`"${field}" must be a non-empty string`);
-}
-
-/** Throws unless `value` is an http: or https: URL (checked when it parses, or always with `absolute`). */
-function requireHttpUrl(value: string, field: string, absolute: boolean): void {
-  if (!absolute && !URL.canParse(value)) return;
-  if (!HTTP_PROTOCOLS.has(URL.canParse(value) ? new URL(value).protocol : '')) {
-    throw new TypeError(`"${field}" must be an http or https URL`);
-  }
-}
-
-function requireByteCount(value: unknown, field: string): void {
-  if (!Number.isSafeInteger(value) || (value as number) <= 0) {
-    throw new TypeError(`"${field}" must be a positive integer number of bytes`);
-  }
-}
-
-function validateOptions(options: ClientOptions): void {
-  if (options === null || typeof options !== 'object') throw new TypeError(`"options" must be an object`);
-  for (const key of Object.keys(options)) {
-    if (!CLIENT_OPTION_KEYS.has(key)) throw new TypeError(`"${key}" is not a known client option`);
-  }
-  for (const field of [
-    'authorizeUrl',
-    'tokenUrl',
-    'revokeUrl',
-    'redirectUri',
-    'privateKeyAlg',
-    'keyId',
-  ] as const) {
-    if (options[field] !== undefined) requireString(options[field], field);
-  }
-  // An unparseable site keeps its own message ("must be an absolute URL"); a parseable one must be http(s):
-  // `javascript:`, `ftp:` and `localhost:8080` (a scheme, to the URL parser) are refused here.
-  if (typeof options.site === 'string') requireHttpUrl(options.site, 'site', false);
-  for (const field of ENDPOINT_OPTIONS) {
-    const value = options[field];
-    if (value !== undefined && SCHEME.test(value)) requireHttpUrl(value, field, true);
-  }
-  if (options.authScheme !== undefined && !AUTH_SCHEMES.has(options.authScheme)) {
-    throw new TypeError(`"authScheme" must be one of ${[...AUTH_SCHEMES].map((s) => `"${s}"`).join(', ')}`);
-  }
-  if (options.basicAuthEncoding !== undefined && !['form', 'none'].includes(options.basicAuthEncoding)) {
-    throw new TypeError(`"basicAuthEncoding" must be "form" or "none"`);
-  }
-  for (const field of ['raiseErrors', 'debug'] as const) {
-    if (options[field] !== undefined && typeof options[field] !== 'boolean') {
-      throw new TypeError(`"${field}" must be a boolean`);
-    }
-  }
-  if (options.logger !== undefined && typeof options.logger?.info !== 'function') {
-    throw new TypeError(`"logger" must have an info(message) method`);
-  }
-  if (options.assertionLifetime !== undefined) {
-    if (!Number.isInteger(options.assertionLifetime) || options.assertionLifetime <= 0) {
-      throw new TypeError(`"assertionLifetime" must be a positive integer`);
-    }
-  }
-  if (options.authScheme === 'private_key_jwt' && options.privateKey === undefined) {
-    throw new TypeError(`"privateKey" is required when "authScheme" is "private_key_jwt"`);
-  }
-  if (options.connection !== undefined) validateConnection(options.connection);
-}
-
-function validateConnection(connection: ConnectionOptions): void {
-  if (connection === null || typeof connection !== 'object')
-    throw new TypeError(`"connection" must be an object`);
-  for (const key of Object.keys(connection)) {
-    if (!CONNECTION_OPTION_KEYS.has(key))
-      throw new TypeError(`"connection.${key}" is not a known connection option`);
-  }
-  if (connection.timeout !== undefined && (!Number.isFinite(connection.timeout) || connection.timeout <= 0)) {
-    throw new TypeError(`"connection.timeout" must be a positive number of milliseconds`);
-  }
-  if (
-    connection.maxRedirects !== undefined &&
-    (!Number.isInteger(connection.maxRedirects) || connection.maxRedirects < 0)
-  ) {
-    throw new TypeError(`"connection.maxRedirects" must be a non-negative integer`);
-  }
-  if (connection.maxResponseBytes !== undefined) {
-    requireByteCount(connection.maxResponseBytes, 'connection.maxResponseBytes');
-  }
-  for (const field of ['fetch', 'onRequest', 'onResponse'] as const) {
-    if (connection[field] !== undefined && typeof connection[field] !== 'function') {
-      throw new TypeError(`"connection.${field}" must be a function`);
-    }
-  }
-  if (
-    connection.headers !== undefined &&
-    (connection.headers === null || typeof connection.headers !== 'object')
-  ) {
-    throw new TypeError(`"connection.headers" must be an object`);
-  }
-  if (connection.tls !== undefined && (connection.tls === null || typeof connection.tls !== 'object')) {
-    throw new TypeError(`"connection.tls" must be an object`);
-  }
-  if (connection.proxy !== undefined) {
-    const uri = typeof connection.proxy === 'string' ? connection.proxy : connection.proxy?.uri;
-    if (typeof uri !== 'string' || !URL.canParse(uri))
-      throw new TypeError(`"connection.proxy" must be a URL`);
-    if (typeof connection.proxy === 'object' && 'token' in connection.proxy) {
-      throw new TypeError('"connection.proxy.token" is not supported: put the credentials in the proxy URL');
-    }
-  }
-}
-
-function lowerHeaders(headers: Record<string, string> | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (!headers) return out;
-  for (const [k, v] of Object.entries(headers)) if (v !== undefined) out[k.toLowerCase()] = String(v);
-  return out;
-}
-
-function isJsonContentType(value: string | undefined): boolean {
-  if (value === undefined) return false;
-  const type = value.split(';')[0]?.trim().toLowerCase() ?? '';
-  return type === 'application/json' || type.endsWith('+json');
-}
-
-function encodeBody(
-  body: RequestOptions['body'],
-  headers: Record<string, string>,
-): string | Uint8Array | undefined {
-  if (body === undefined || body === null) return undefined;
-  const raw = typeof body === 'string' || body instanceof Uint8Array;
-  if (!raw && !(body instanceof URLSearchParams) && isJsonContentType(headers['content-type'])) {
-    return JSON.stringify(body);
-  }
-  // The gem (Faraday's url_encoded middleware) labels any body without a type as a form, a raw one too.
-  headers['content-type'] ??= 'application/x-www-form-urlencoded';
-  if (raw) return body;
-  return body instanceof URLSearchParams ? body.toString() : encodeParams(body);
-}
-
 /**
  * An OAuth 2.0 client (the gem's `OAuth2::Client`): builds authorization URLs, requests tokens with the
  * grant strategies, and makes requests relative to `site`.
@@ -247,11 +67,9 @@ export class Client {
   metadata: Readonly<Record<string, unknown>> | undefined;
   readonly #secret: string | undefined;
   readonly #site: URL | undefined;
-  readonly #connection: ConnectionOptions;
-  readonly #transport: Transport;
+  readonly #http: HttpContext;
   readonly #authenticator: Authenticator;
   readonly #logger: Logger;
-  readonly #debugLog: DebugLog | undefined;
   #authCode: AuthCode | undefined;
   #implicit: Implicit | undefined;
   #password: Password | undefined;
@@ -267,8 +85,8 @@ export class Client {
     this.id = clientId;
     this.#secret = clientSecret;
     this.#site = options.site === undefined ? undefined : normalizeSite(options.site);
-    this.#connection = { ...options.connection };
-    const timeout = this.#connection.timeout ?? ClientDefaults.timeout;
+    const connection = { ...options.connection };
+    const timeout = connection.timeout ?? ClientDefaults.timeout;
     this.options = Object.freeze({
       authorizeUrl: options.authorizeUrl ?? ClientDefaults.authorizeUrl,
       tokenUrl: options.tokenUrl ?? ClientDefaults.tokenUrl,
@@ -279,12 +97,21 @@ export class Client {
       raiseErrors: options.raiseErrors ?? ClientDefaults.raiseErrors,
       debug: options.debug ?? OAUTH_DEBUG,
       timeout,
-      maxRedirects: this.#connection.maxRedirects ?? ClientDefaults.maxRedirects,
-      maxResponseBytes: this.#connection.maxResponseBytes ?? ClientDefaults.maxResponseBytes,
+      maxRedirects: connection.maxRedirects ?? ClientDefaults.maxRedirects,
+      maxResponseBytes: connection.maxResponseBytes ?? ClientDefaults.maxResponseBytes,
     });
-    this.#transport = new Transport(this.#connection, timeout);
+    const transport = new Transport(connection, timeout);
     this.#logger = options.logger ?? stdoutLogger;
-    this.#debugLog = this.options.debug ? new DebugLog(this.#logger) : undefined;
+    this.#http = {
+      connection,
+      transport,
+      debugLog: this.options.debug ? new DebugLog(this.#logger) : undefined,
+      secret: clientSecret,
+      maxResponseBytes: this.options.maxResponseBytes,
+      maxRedirects: this.options.maxRedirects,
+      raiseErrors: this.options.raiseErrors,
+      buildUrl: (url, params) => this.buildUrl(url, params),
+    };
     const privateKey = options.privateKey;
     this.#authenticator = new Authenticator({
       id: clientId,
@@ -393,74 +220,7 @@ export class Client {
    * ```
    */
   request(verb: string, url: string, opts: RequestOptions = {}): Promise<Response> {
-    return this.#request(verb, url, opts, true);
-  }
-
-  async #request(verb: string, url: string, opts: RequestOptions, follow: boolean): Promise<Response> {
-    requireString(verb, 'verb');
-    if (opts.maxResponseBytes !== undefined) requireByteCount(opts.maxResponseBytes, 'maxResponseBytes');
-    const limit = opts.maxResponseBytes ?? this.options.maxResponseBytes;
-    let method = verb.toUpperCase();
-    let target = this.buildUrl(url, opts.params);
-    const headers = {
-      ...DEFAULT_HEADERS,
-      ...lowerHeaders(this.#connection.headers),
-      ...lowerHeaders(opts.headers),
-    };
-    let body = encodeBody(opts.body, headers);
-    const raiseErrors = opts.raiseErrors ?? this.options.raiseErrors;
-    const responseOptions = {
-      ...(opts.parse === undefined ? {} : { parse: opts.parse }),
-      ...(opts.snaky === undefined ? {} : { snaky: opts.snaky }),
-      ...(opts.snakyHashClass === undefined ? {} : { snakyHashClass: opts.snakyHashClass }),
-    };
-    const secrets = [this.#secret, ...(opts.redact ?? [])];
-    for (let redirects = 0; ; redirects++) {
-      let request: HttpRequest = { method, url: target, headers: { ...headers }, body };
-      if (this.#connection.onRequest) {
-        const replaced = await this.#connection.onRequest(request);
-        if (replaced !== null && typeof replaced === 'object' && 'url' in replaced)
-          request = replaced as HttpRequest;
-      }
-      this.#debugLog?.request(request, secrets);
-      let result: Awaited<ReturnType<Transport['send']>>;
-      try {
-        result = await this.#transport.send(request, limit, secrets);
-      } catch (error) {
-        this.#debugLog?.failure(request, error as Error, secrets);
-        throw error;
-      }
-      const response = new Response(result, responseOptions);
-      rememberSecrets(response, secrets);
-      this.#debugLog?.response(response, secrets);
-      if (this.#connection.onResponse) await this.#connection.onResponse(response);
-      const { status } = response;
-      if (REDIRECT_STATUSES.has(status)) {
-        const outcome = followRedirect({
-          response,
-          requestUrl: request.url,
-          method,
-          body,
-          headers,
-          secrets,
-          follow,
-          redirects,
-          maxRedirects: this.options.maxRedirects,
-          raiseErrors,
-        });
-        if ('done' in outcome) return outcome.done;
-        ({ method, body, url: target } = outcome.next);
-        continue;
-      }
-      if (status >= 200 && status < 400) return response;
-      if (status >= 400 && status < 600) {
-        const error = new OAuth2Error(response);
-        if (raiseErrors) throw error;
-        response.error = error;
-        return response;
-      }
-      throw new OAuth2Error(response, `unhandled status code value of ${status}`);
-    }
+    return sendRequest(this.#http, verb, url, opts, true);
   }
 
   /**
@@ -488,32 +248,8 @@ export class Client {
     params: TokenParams,
     extraSecrets: ReadonlyArray<string | undefined> = [],
   ): Promise<Response> {
-    if (params === null || typeof params !== 'object') throw new TypeError(`"params" must be an object`);
-    const { headers, parse, snaky, snakyHashClass, ...wire } = params;
-    const auth = await this.#authenticator.apply(wire, this.tokenUrl());
-    const callerHeaders = lowerHeaders(headers);
-    const mergedHeaders = { ...auth.headers, ...callerHeaders };
-    const json = isJsonContentType(mergedHeaders['content-type']);
-    const body = json ? JSON.stringify(auth.params) : encodeParams(auth.params);
-    if (!json) mergedHeaders['content-type'] ??= 'application/x-www-form-urlencoded';
-    const filtered = new Set(config.filteredDebugKeys.map((k) => k.toLowerCase()));
-    const redact = [...extraSecrets];
-    for (const [key, value] of Object.entries(auth.params)) {
-      if (typeof value === 'string' && filtered.has(key.toLowerCase())) redact.push(value);
-    }
-    return this.#request(
-      'POST',
-      url,
-      {
-        body,
-        headers: mergedHeaders,
-        redact,
-        ...(parse === undefined ? {} : { parse }),
-        ...(snaky === undefined ? {} : { snaky }),
-        ...(snakyHashClass === undefined ? {} : { snakyHashClass }),
-      },
-      false,
-    );
+    const opts = await tokenRequestOptions(this.#authenticator, () => this.tokenUrl(), params, extraSecrets);
+    return sendRequest(this.#http, 'POST', url, opts, false);
   }
 
   /**

@@ -1,8 +1,10 @@
-import { randomUUID } from 'node:crypto';
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { AwsDefaults, AwsErrorCodes, TokenTable } from '../constants.js';
-import { isConditionalCheckFailed, TokenStoreConflictError, TokenStoreError } from '../errors.js';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { AwsDefaults, AwsErrorCodes } from '../constants.js';
+import { TokenStoreConflictError, TokenStoreError } from '../errors.js';
 import type { LoggerLike, TokenKey, TokenLike } from '../types.js';
+import { type StoredToken, TokenItem, tokenPartitionKey } from './token-item.js';
+
+export { type StoredToken, tokenPartitionKey } from './token-item.js';
 
 /** One token in the token table: its key, how to load it from its stored map, and how to get a new one. */
 export interface TokenTarget<T extends TokenLike = TokenLike> {
@@ -55,45 +57,6 @@ export interface RefreshResult<T> {
   outcome: RefreshOutcome;
 }
 
-/** A stored token and its concurrency attributes, as {@link TokenStore.read} returns it. */
-export interface StoredToken<T> {
-  /** Absent while the very first token is being fetched (the item then only holds a lease). */
-  token: T | undefined;
-  /** Incremented by every write; 0 before the first. */
-  version: number;
-  /** Epoch seconds until which a refresher holds the lease. */
-  leaseUntil: number | undefined;
-  leaseOwner: string | undefined;
-}
-
-/**
- * The partition key of a token: `provider#clientId#scope`, each part URI-encoded (so `#` in a part cannot
- * collide) and the scope normalized (whitespace-separated, deduplicated, sorted): `forge#ci-bot#read%3Aorg%20repo`.
- */
-export function tokenPartitionKey(key: TokenKey): string {
-  if (!key?.provider) throw new TypeError('"key.provider" is required');
-  if (!key.clientId) throw new TypeError('"key.clientId" is required');
-  const scope = [...new Set((key.scope ?? '').split(/\s+/).filter((part) => part !== ''))].sort().join(' ');
-  return [key.provider, key.clientId, scope].map(encodeURIComponent).join('#');
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** Keeps only the placeholders an expression uses: DynamoDB rejects unused names and values. */
-function used<V>(placeholders: Record<string, V>, ...expressions: string[]): Record<string, V> {
-  const text = expressions.join(' ');
-  return Object.fromEntries(
-    Object.entries(placeholders).filter(([name]) => new RegExp(`${name}(?![A-Za-z0-9_])`).test(text)),
-  );
-}
-
-/** A map DynamoDB can hold: JSON semantics (undefined dropped, dates as strings). */
-function storable(hash: Record<string, unknown>): Record<string, unknown> {
-  return JSON.parse(JSON.stringify(hash)) as Record<string, unknown>;
-}
-
 /**
  * OAuth tokens in DynamoDB, one item per provider, client and scope: the token's `toHash()` map under
  * `token`, a `version` incremented by every write, and a short refresh lease (`leaseOwner`, `leaseUntil`).
@@ -117,13 +80,9 @@ function storable(hash: Record<string, unknown>): Record<string, unknown> {
  */
 export class TokenStore<T extends TokenLike = TokenLike> {
   readonly key: string;
-  readonly #client: DynamoDBDocumentClient;
-  readonly #tableName: string;
-  readonly #tokenKey: TokenKey;
-  readonly #fromHash: (hash: Record<string, unknown>) => T;
+  readonly #item: TokenItem<T>;
   readonly #fetchToken: (current: T | undefined) => Promise<T>;
   readonly #windowSeconds: number;
-  readonly #leaseSeconds: number;
   readonly #waitMs: number;
   readonly #pollMs: number;
   readonly #logger: LoggerLike | undefined;
@@ -138,23 +97,29 @@ export class TokenStore<T extends TokenLike = TokenLike> {
     if (typeof options.fromHash !== 'function') throw new TypeError('"fromHash" must be a function');
     if (typeof options.fetchToken !== 'function') throw new TypeError('"fetchToken" must be a function');
     this.key = tokenPartitionKey(options.key);
-    this.#client = options.client;
-    this.#tableName = options.tableName;
-    this.#tokenKey = options.key;
-    this.#fromHash = options.fromHash;
     this.#fetchToken = options.fetchToken;
     this.#windowSeconds = options.refreshWindowSeconds ?? AwsDefaults.refreshWindowSeconds;
-    this.#leaseSeconds = options.leaseSeconds ?? AwsDefaults.leaseSeconds;
+    const leaseSeconds = options.leaseSeconds ?? AwsDefaults.leaseSeconds;
     this.#waitMs = options.waitMs ?? AwsDefaults.leaseWaitMs;
     this.#pollMs = options.pollMs ?? AwsDefaults.leasePollMs;
     if (!(this.#windowSeconds >= 0))
       throw new TypeError('"refreshWindowSeconds" must be a non-negative number');
-    if (!(this.#leaseSeconds > 0)) throw new TypeError('"leaseSeconds" must be a positive number');
+    if (!(leaseSeconds > 0)) throw new TypeError('"leaseSeconds" must be a positive number');
     if (!(this.#waitMs >= 0)) throw new TypeError('"waitMs" must be a non-negative number');
     if (!(this.#pollMs > 0)) throw new TypeError('"pollMs" must be a positive number');
     this.#logger = options.logger;
     this.#now = options.now ?? Date.now;
     this.#sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.#item = new TokenItem({
+      client: options.client,
+      tableName: options.tableName,
+      key: this.key,
+      tokenKey: options.key,
+      fromHash: options.fromHash,
+      leaseSeconds,
+      logger: this.#logger,
+      seconds: () => this.#seconds(),
+    });
   }
 
   #seconds(): number {
@@ -217,7 +182,7 @@ export class TokenStore<T extends TokenLike = TokenLike> {
       }
       const leaseLive = stored?.leaseUntil !== undefined && stored.leaseUntil > this.#seconds();
       if (!leaseLive) {
-        const owner = await this.#takeLease(stored);
+        const owner = await this.#item.takeLease(stored);
         if (owner !== undefined) return this.#refreshAsOwner(owner, token, version);
       }
       contended = true;
@@ -242,13 +207,13 @@ export class TokenStore<T extends TokenLike = TokenLike> {
     try {
       next = await this.#fetchToken(current);
     } catch (error) {
-      await this.#dropLease(owner);
+      await this.#item.dropLease(owner);
       throw new TokenStoreError(AwsErrorCodes.refreshFailed, `token refresh failed for "${this.key}"`, {
         cause: error,
       });
     }
     try {
-      const written = await this.#write(next, version, owner);
+      const written = await this.#item.write(next, version, owner);
       return this.#remember(next, written, 'refreshed');
     } catch (error) {
       if (!(error instanceof TokenStoreConflictError)) throw error;
@@ -262,122 +227,6 @@ export class TokenStore<T extends TokenLike = TokenLike> {
     }
   }
 
-  /** Takes the refresh lease; resolves the owner id, or `undefined` when another caller won it. */
-  async #takeLease(stored: StoredToken<T> | undefined): Promise<string | undefined> {
-    const owner = randomUUID();
-    const now = this.#seconds();
-    const names: Record<string, string> = { '#pk': TokenTable.partitionKey, '#version': 'version' };
-    const values: Record<string, unknown> = {
-      ':owner': owner,
-      ':until': now + this.#leaseSeconds,
-      ':zero': 0,
-      ':provider': this.#tokenKey.provider,
-      ':clientId': this.#tokenKey.clientId,
-      ':scope': this.#tokenKey.scope ?? '',
-    };
-    let condition: string;
-    if (stored === undefined) {
-      condition = 'attribute_not_exists(#pk)';
-    } else {
-      values[':now'] = now;
-      const versionCondition =
-        stored.version === 0 ? '(attribute_not_exists(#version) OR #version = :zero)' : '#version = :v';
-      if (stored.version !== 0) values[':v'] = stored.version;
-      condition = `${versionCondition} AND (attribute_not_exists(leaseUntil) OR leaseUntil <= :now)`;
-    }
-    const update =
-      'SET leaseOwner = :owner, leaseUntil = :until, #version = if_not_exists(#version, :zero), ' +
-      'provider = :provider, clientId = :clientId, #scope = :scope';
-    try {
-      await this.#client.send(
-        new UpdateCommand({
-          TableName: this.#tableName,
-          Key: { [TokenTable.partitionKey]: this.key },
-          UpdateExpression: update,
-          ConditionExpression: condition,
-          ExpressionAttributeNames: used({ ...names, '#scope': 'scope' }, update, condition),
-          ExpressionAttributeValues: used(values, update, condition),
-        }),
-      );
-      return owner;
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return undefined;
-      throw error;
-    }
-  }
-
-  async #dropLease(owner: string): Promise<void> {
-    try {
-      await this.#client.send(
-        new UpdateCommand({
-          TableName: this.#tableName,
-          Key: { [TokenTable.partitionKey]: this.key },
-          UpdateExpression: 'REMOVE leaseOwner, leaseUntil',
-          ConditionExpression: 'leaseOwner = :owner',
-          ExpressionAttributeValues: { ':owner': owner },
-        }),
-      );
-    } catch (error) {
-      // The lease expires on its own; a failed release only delays the next refresher.
-      this.#logger?.warn('token lease release failed', { key: this.key, error: (error as Error)?.name });
-    }
-  }
-
-  async #write(token: T, expectedVersion: number, leaseOwner: string | undefined): Promise<number> {
-    const next = expectedVersion + 1;
-    const item: Record<string, unknown> = {
-      [TokenTable.partitionKey]: this.key,
-      provider: this.#tokenKey.provider,
-      clientId: this.#tokenKey.clientId,
-      scope: this.#tokenKey.scope ?? '',
-      token: storable(token.toHash()),
-      version: next,
-      updatedAt: this.#seconds(),
-    };
-    // Not `expiresAt`: that is the table's TTL attribute, and an expired access token must not take its refresh
-    // token with it.
-    if (token.expiresAt !== undefined) item.tokenExpiresAt = token.expiresAt;
-    const values: Record<string, unknown> = {};
-    let condition: string;
-    if (expectedVersion === 0) {
-      condition = '(attribute_not_exists(#pk) OR attribute_not_exists(#version) OR #version = :zero)';
-      values[':zero'] = 0;
-    } else {
-      condition = '#version = :v';
-      values[':v'] = expectedVersion;
-    }
-    if (leaseOwner !== undefined) {
-      condition += ' AND leaseOwner = :owner';
-      values[':owner'] = leaseOwner;
-    } else {
-      condition += ' AND (attribute_not_exists(leaseUntil) OR leaseUntil <= :now)';
-      values[':now'] = this.#seconds();
-    }
-    try {
-      await this.#client.send(
-        new PutCommand({
-          TableName: this.#tableName,
-          Item: item,
-          ConditionExpression: condition,
-          ExpressionAttributeNames: used(
-            { '#pk': TokenTable.partitionKey, '#version': 'version' },
-            condition,
-          ),
-          ExpressionAttributeValues: values,
-        }),
-      );
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) {
-        throw new TokenStoreConflictError(
-          `token "${this.key}" changed since version ${expectedVersion} or is leased by another refresher`,
-          { cause: error },
-        );
-      }
-      throw error;
-    }
-    return next;
-  }
-
   /**
    * Writes a token if the stored version is still `expectedVersion` (0: none stored yet) and nobody holds a
    * live lease. Resolves the new version; rejects with {@link TokenStoreConflictError} when the race was lost.
@@ -386,7 +235,7 @@ export class TokenStore<T extends TokenLike = TokenLike> {
     if (!Number.isInteger(expectedVersion) || expectedVersion < 0) {
       throw new TypeError('"expectedVersion" must be a non-negative integer');
     }
-    const version = await this.#write(token, expectedVersion, undefined);
+    const version = await this.#item.write(token, expectedVersion, undefined);
     this.#memory = { token, version };
     return version;
   }
@@ -395,45 +244,7 @@ export class TokenStore<T extends TokenLike = TokenLike> {
    * Reads the stored item (strongly consistent). A `token` map written by the Ruby gem's `to_hash` (or a JSON
    * string of it) loads as well as ours.
    */
-  async read(): Promise<StoredToken<T> | undefined> {
-    const output = await this.#client.send(
-      new GetCommand({
-        TableName: this.#tableName,
-        Key: { [TokenTable.partitionKey]: this.key },
-        ConsistentRead: true,
-      }),
-    );
-    const item = output.Item;
-    if (item === undefined) return undefined;
-    let hash: unknown = item.token;
-    if (typeof hash === 'string') {
-      try {
-        hash = JSON.parse(hash);
-      } catch (error) {
-        throw new TokenStoreError(AwsErrorCodes.invalidItem, `stored token "${this.key}" is not a map`, {
-          cause: error,
-        });
-      }
-    }
-    let token: T | undefined;
-    if (hash !== undefined && hash !== null) {
-      if (!isRecord(hash))
-        throw new TokenStoreError(AwsErrorCodes.invalidItem, `stored token "${this.key}" is not a map`);
-      try {
-        token = this.#fromHash(hash);
-      } catch (error) {
-        throw new TokenStoreError(
-          AwsErrorCodes.invalidItem,
-          `stored token "${this.key}" could not be loaded`,
-          {
-            cause: error,
-          },
-        );
-      }
-    }
-    const version = typeof item.version === 'number' ? item.version : 0;
-    const leaseUntil = typeof item.leaseUntil === 'number' ? item.leaseUntil : undefined;
-    const leaseOwner = typeof item.leaseOwner === 'string' ? item.leaseOwner : undefined;
-    return { token, version, leaseUntil, leaseOwner };
+  read(): Promise<StoredToken<T> | undefined> {
+    return this.#item.read();
   }
 }
