@@ -9,6 +9,7 @@ import { registerDev } from './commands/dev.js';
 import { registerReplay } from './commands/replay.js';
 import { registerRules } from './commands/rules.js';
 import { registerSend } from './commands/send.js';
+import { registerStatus } from './commands/status.js';
 import { registerVerify } from './commands/verify.js';
 import { CliError, ExitCodes } from './errors.js';
 import { oneLine, paint } from './output.js';
@@ -46,6 +47,7 @@ Exit codes: 0 done, 1 negative outcome (a non-2xx answer, a signature that does 
   registerVerify(program);
   registerDeliveries(program);
   registerReplay(program, version);
+  registerStatus(program);
   registerDev(program, version);
   program.exitOverride();
   for (const command of program.commands) command.exitOverride();
