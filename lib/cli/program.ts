@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { registerDeliveries } from './commands/deliveries.js';
 import { registerDev } from './commands/dev.js';
+import { registerInspect } from './commands/inspect.js';
 import { registerReplay } from './commands/replay.js';
 import { registerRules } from './commands/rules.js';
 import { registerSend } from './commands/send.js';
@@ -48,6 +49,7 @@ Exit codes: 0 done, 1 negative outcome (a non-2xx answer, a signature that does 
   registerDeliveries(program);
   registerReplay(program, version);
   registerStatus(program);
+  registerInspect(program);
   registerDev(program, version);
   program.exitOverride();
   for (const command of program.commands) command.exitOverride();

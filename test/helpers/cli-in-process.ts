@@ -4,8 +4,15 @@ import { vi } from 'vitest';
 import { main } from '../../lib/cli/program.js';
 import { NO_AWS_CREDENTIALS, type Run } from './cli.js';
 
-/** Runs `forgebridge <args>` in this process with `env` on top of a clean environment; restores everything. */
-export async function runMain(args: string[], env: Record<string, string> = {}): Promise<Run> {
+/** A command started with {@link startMain}: its output so far, and its end. */
+export interface StartedMain {
+  done: Promise<Run>;
+  stdout(): string;
+  stderr(): string;
+}
+
+/** Starts `forgebridge <args>` in this process with `env` on top of a clean environment; restores it at the end. */
+export function startMain(args: string[], env: Record<string, string> = {}): StartedMain {
   const saved = { ...process.env };
   for (const name of Object.keys(process.env)) {
     if (name.startsWith('FORGEBRIDGE_') || name.startsWith('AWS_') || name === 'FORCE_COLOR')
@@ -24,13 +31,26 @@ export async function runMain(args: string[], env: Record<string, string> = {}):
     stderr += text(chunk);
     return true;
   });
-  try {
-    const code = await main([process.execPath, 'forgebridge', ...args]);
-    return { code, stdout, stderr };
-  } finally {
+  const restore = () => {
     out.mockRestore();
     err.mockRestore();
     for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
     Object.assign(process.env, saved);
-  }
+  };
+  const done = main([process.execPath, 'forgebridge', ...args]).then(
+    (code) => {
+      restore();
+      return { code, stdout, stderr };
+    },
+    (error: unknown) => {
+      restore();
+      throw error;
+    },
+  );
+  return { done, stdout: () => stdout, stderr: () => stderr };
+}
+
+/** Runs `forgebridge <args>` in this process to its end. */
+export function runMain(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return startMain(args, env).done;
 }
