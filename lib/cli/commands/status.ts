@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { DeliveryOutcome, DeliveryVerdict } from '../../aws/index.js';
+import { DeliveryOutcomes, DeliveryVerdicts } from '../../aws/index.js';
 import {
   addLogOptions,
   type LogOptions,
@@ -180,11 +180,13 @@ function printReport(report: StatusReport): void {
   const row = (name: string, hour: number, day: number, paintName: (text: string) => string) =>
     print(`  ${paintName(name.padEnd(20))}${String(hour).padStart(10)}${`${day}${more}`.padStart(10)}`);
   row('total', report.lastHour.total, report.lastDay.total, (text) => text);
-  for (const [outcome, day] of Object.entries(report.lastDay.byOutcome)) {
-    row(outcome, report.lastHour.byOutcome[outcome as DeliveryOutcome] ?? 0, day, paintOutcome);
+  for (const outcome of DeliveryOutcomes) {
+    const day = report.lastDay.byOutcome[outcome];
+    if (day !== undefined) row(outcome, report.lastHour.byOutcome[outcome] ?? 0, day, paintOutcome);
   }
-  for (const [verdict, day] of Object.entries(report.lastDay.byVerdict)) {
-    row(verdict, report.lastHour.byVerdict[verdict as DeliveryVerdict] ?? 0, day, paintVerdict);
+  for (const verdict of DeliveryVerdicts) {
+    const day = report.lastDay.byVerdict[verdict];
+    if (day !== undefined) row(verdict, report.lastHour.byVerdict[verdict] ?? 0, day, paintVerdict);
   }
   print();
   const queue = report.queue;
