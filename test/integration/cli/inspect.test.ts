@@ -215,6 +215,15 @@ describe('forgebridge inspect --stage: the API', () => {
     await inspect.stop();
   });
 
+  it('has help, and the program help lists it', async () => {
+    const help = await runMain(['inspect', '--help']);
+    expect(help.code).toBe(0);
+    for (const text of ['--stage <name>', '--port <port>', '--archive <arn>', 'nothing is exposed on AWS']) {
+      expect(help.stdout).toContain(text);
+    }
+    expect((await runMain(['--help'])).stdout).toMatch(/^ {2}inspect \[options\] +serve the inspector/m);
+  });
+
   it('needs a stage, credentials and a table, said in one line', async () => {
     expectOneLineError(
       await runMain(['inspect']),
