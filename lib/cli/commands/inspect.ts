@@ -1,11 +1,9 @@
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
 import type { Command } from 'commander';
-import { serveInspector } from '../../inspector/index.js';
 import { addLogOptions, type LogOptions, openLog, parseSince, resolveLogTarget } from '../delivery-log.js';
 import { CliError, ExitCodes } from '../errors.js';
 import { paint, print } from '../output.js';
-import { stageActions } from '../stage-inspector.js';
 import { logFailure } from './deliveries.js';
 
 interface InspectOptions extends LogOptions {
@@ -59,6 +57,11 @@ async function inspect(options: InspectOptions): Promise<number> {
     );
   }
   const windowMs = Date.now() - parseSince(options.window, Date.now(), '--window');
+  // Loaded when the command runs: every other command starts without the inspector's modules.
+  const [{ serveInspector }, { stageActions }] = await Promise.all([
+    import('../../inspector/index.js'),
+    import('../stage-inspector.js'),
+  ]);
   const target = await resolveLogTarget(options);
   const { log, client } = openLog(target);
   const config = target.region === undefined ? {} : { region: target.region };
