@@ -58,10 +58,19 @@ async function inspect(options: InspectOptions): Promise<number> {
   }
   const windowMs = Date.now() - parseSince(options.window, Date.now(), '--window');
   // Loaded when the command runs: every other command starts without the inspector's modules.
-  const [{ serveInspector }, { stageActions }] = await Promise.all([
+  const [{ loadRules, serveInspector }, { stageActions }] = await Promise.all([
     import('../../inspector/index.js'),
     import('../stage-inspector.js'),
   ]);
+  // The rules matched are serverless.yml's patterns: without the file (an installed package has none) the
+  // column stays empty rather than the command failing.
+  let rules: ReturnType<typeof loadRules> = [];
+  let rulesNote = '';
+  try {
+    rules = loadRules();
+  } catch {
+    rulesNote = '; serverless.yml not readable: no rules matched shown';
+  }
   const target = await resolveLogTarget(options);
   const { log, client } = openLog(target);
   const config = target.region === undefined ? {} : { region: target.region };
@@ -74,6 +83,7 @@ async function inspect(options: InspectOptions): Promise<number> {
     });
     const inspector = await serveInspector({
       log,
+      rules,
       port: options.port,
       actions: stageActions({
         target,
@@ -94,7 +104,7 @@ async function inspect(options: InspectOptions): Promise<number> {
       );
     });
     print(
-      `${paint('bold', 'inspector')} ${paint('cyan', inspector.url)}  ${paint('dim', `${target.label}, table ${target.tableName}; Ctrl-C stops it`)}`,
+      `${paint('bold', 'inspector')} ${paint('cyan', inspector.url)}  ${paint('dim', `${target.label}, table ${target.tableName}${rulesNote}; Ctrl-C stops it`)}`,
     );
     const signal = await new Promise<string>((resolve) => {
       const onInterrupt = () => {
