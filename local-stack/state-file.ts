@@ -15,7 +15,7 @@ export interface LocalStackState {
   /** Every webhook source: name, forge, URL and the secret(s) it verifies with. */
   sources: LocalSource[];
   endpoints: { dynamodb: string };
-  names: { deliveriesTable: string };
+  names: { deliveriesTable: string; dedupeTable: string };
 }
 
 /** The parts of a running stack the state file is made of. */
@@ -24,7 +24,7 @@ export interface StateOf {
   readonly secret: string;
   readonly sources: readonly LocalSource[];
   readonly endpoints: Pick<LocalStack['endpoints'], 'dynamodb'>;
-  readonly names: Pick<LocalStack['names'], 'deliveriesTable'>;
+  readonly names: Pick<LocalStack['names'], 'deliveriesTable' | 'dedupeTable'>;
 }
 
 /** What the state file holds for `stack`. */
@@ -34,7 +34,7 @@ export function localStackState(stack: StateOf): LocalStackState {
     secret: stack.secret,
     sources: stack.sources.map(({ name, forge, url, secret }) => ({ name, forge, url, secret })),
     endpoints: { dynamodb: stack.endpoints.dynamodb },
-    names: { deliveriesTable: stack.names.deliveriesTable },
+    names: { deliveriesTable: stack.names.deliveriesTable, dedupeTable: stack.names.dedupeTable },
   };
 }
 

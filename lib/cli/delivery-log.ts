@@ -58,6 +58,17 @@ export function addLogOptions(command: Command): Command {
 const STAGE = /^[a-zA-Z0-9-]{1,64}$/;
 
 /**
+ * Checks `--stage` (a name, and no `--endpoint` with it) and returns the stage's region: `--region`, else
+ * AWS_REGION / AWS_DEFAULT_REGION, else `undefined` (the SDK's profile settings).
+ */
+export function stageRegion(options: LogOptions, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (!STAGE.test(options.stage ?? '')) throw new CliError('"--stage" must be letters, digits and hyphens');
+  if (options.endpoint !== undefined)
+    throw new CliError('"--endpoint" and "--stage" cannot be used together');
+  return nonEmpty(options.region) ?? nonEmpty(env.AWS_REGION) ?? nonEmpty(env.AWS_DEFAULT_REGION);
+}
+
+/**
  * The log to read: with `--stage` a deployed stage's table, else the local stack's (its DynamoDB Local endpoint
  * from `--endpoint`, FORGEBRIDGE_DYNAMODB_ENDPOINT or the state file `npm start` writes).
  */
@@ -66,10 +77,7 @@ export async function resolveLogTarget(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<LogTarget> {
   if (options.stage !== undefined) {
-    if (!STAGE.test(options.stage)) throw new CliError('"--stage" must be letters, digits and hyphens');
-    if (options.endpoint !== undefined)
-      throw new CliError('"--endpoint" and "--stage" cannot be used together');
-    const region = nonEmpty(options.region) ?? nonEmpty(env.AWS_REGION) ?? nonEmpty(env.AWS_DEFAULT_REGION);
+    const region = stageRegion(options, env);
     const tableName =
       nonEmpty(options.table) ??
       (await stackOutput(options.stack ?? `forgebridge-${options.stage}`, DELIVERIES_TABLE_OUTPUT, region));
@@ -223,6 +231,18 @@ export async function stackOutput(
   output: string,
   region: string | undefined,
 ): Promise<string> {
+  const value = (await stackOutputs(stackName, region))[output];
+  if (value === undefined || value === '') {
+    throw new CliError(`stack "${stackName}" has no "${output}" output: pass "--table"`);
+  }
+  return value;
+}
+
+/** Every output of a CloudFormation stack, by key, read with one DescribeStacks. */
+export async function stackOutputs(
+  stackName: string,
+  region: string | undefined,
+): Promise<Record<string, string>> {
   const client = new CloudFormationClient(region === undefined ? {} : { region });
   const target = {
     kind: 'aws' as const,
@@ -232,11 +252,13 @@ export async function stackOutput(
   };
   try {
     const answer = await client.send(new DescribeStacksCommand({ StackName: stackName }));
-    const value = answer.Stacks?.[0]?.Outputs?.find((entry) => entry.OutputKey === output)?.OutputValue;
-    if (value === undefined || value === '') {
-      throw new CliError(`stack "${stackName}" has no "${output}" output: pass "--table"`);
+    const outputs: Record<string, string> = {};
+    for (const entry of answer.Stacks?.[0]?.Outputs ?? []) {
+      if (entry.OutputKey !== undefined && entry.OutputValue !== undefined) {
+        outputs[entry.OutputKey] = entry.OutputValue;
+      }
     }
-    return value;
+    return outputs;
   } catch (error) {
     if (errorName(error) === 'ValidationError' && /does not exist/i.test(String((error as Error).message))) {
       throw new CliError(`stack "${stackName}" not found: pass "--stack" or "--table"`, ExitCodes.usage, {
@@ -253,6 +275,7 @@ export async function stackOutput(
 interface LocalState {
   dynamodbEndpoint?: string;
   deliveriesTable?: string;
+  dedupeTable?: string;
 }
 
 /** The DynamoDB endpoint and deliveries table from `.tmp/local-stack.json`, flat or nested as the stack has them. */
@@ -270,9 +293,11 @@ export function readLocalState(file: URL | string = STATE_FILE): LocalState {
   const endpoint = stringAt(state, 'dynamodbEndpoint') ?? stringAt(endpoints, 'dynamodb');
   const table =
     stringAt(state, 'deliveriesTable') ?? stringAt(names, 'deliveriesTable') ?? stringAt(names, 'deliveries');
+  const dedupe = stringAt(names, 'dedupeTable');
   return {
     ...(endpoint === undefined ? {} : { dynamodbEndpoint: endpoint }),
     ...(table === undefined ? {} : { deliveriesTable: table }),
+    ...(dedupe === undefined ? {} : { dedupeTable: dedupe }),
   };
 }
 

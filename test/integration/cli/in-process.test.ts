@@ -697,6 +697,7 @@ describe('rules', () => {
     expect(output.event).toBe(name);
     expect(output.pattern).toEqual(pattern);
     expect(output.serverless).toContain('eventBus: !GetAtt Bus.Name');
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: serverless.yml's own variable syntax, printed as is
     expect(output.serverless).toContain('- ${self:custom.forgebridge.source}');
   });
 

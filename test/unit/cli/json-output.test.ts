@@ -54,7 +54,9 @@ describe('the `--json` paths of lib/cli', () => {
     );
     for (const file of withJson) {
       const text = readFileSync(join(CLI, file), 'utf8');
-      const calls = [...text.matchAll(/if \(options\.json(?: === true)?\) \{?\s*([A-Za-z]+)\(/g)].map((match) => match[1]);
+      const calls = [...text.matchAll(/if \(options\.json(?: === true)?\) \{?\s*([A-Za-z]+)\(/g)].map(
+        (match) => match[1],
+      );
       expect(calls.length).toBeGreaterThan(0);
       expect({ file, calls }).toEqual({ file, calls: calls.map(() => 'printJson') });
     }

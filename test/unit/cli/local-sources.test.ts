@@ -51,7 +51,7 @@ function stateOf(sources: LocalSource[]): NodeJS.ProcessEnv {
       secret: 'stack-secret',
       sources,
       endpoints: { dynamodb: 'http://127.0.0.1:8000' },
-      names: { deliveriesTable: 'forgebridge-local-deliveries' },
+      names: { deliveriesTable: 'forgebridge-local-deliveries', dedupeTable: 'forgebridge-local-dedupe' },
     },
     file,
   );
@@ -105,7 +105,7 @@ describe('the state file', () => {
       secret: 'k',
       sources: [{ name: 'default', forge: 'generic', url: base, secret: 'k' }] as const,
       endpoints: { dynamodb: 'http://127.0.0.1:8000', s3: 'x' },
-      names: { deliveriesTable: 't', bus: 'b' },
+      names: { deliveriesTable: 't', dedupeTable: 'd', bus: 'b' },
     };
     const state = localStackState(stack);
     expect(state).toEqual({
@@ -113,7 +113,7 @@ describe('the state file', () => {
       secret: 'k',
       sources: [{ name: 'default', forge: 'generic', url: base, secret: 'k' }],
       endpoints: { dynamodb: 'http://127.0.0.1:8000' },
-      names: { deliveriesTable: 't' },
+      names: { deliveriesTable: 't', dedupeTable: 'd' },
     });
   });
 });

@@ -100,8 +100,13 @@ function upsert(r) {
     refresh().catch(() => undefined);
 }
 
-/** The ingest's answer in two words: `202 accepted`, `200 duplicate`, `401 bad_signature`. */
-function answerText({ status, body }) {
+/**
+ * The ingest's answer in two words: `202 accepted`, `200 duplicate`, `401 bad_signature`; on a deployed stage
+ * what the replay did: `published event <id>`, `archive replay <name> starting`.
+ */
+function answerText({ status, body, mode, eventId, name, state }) {
+  if (mode === 'republish') return `published event ${eventId}`;
+  if (mode === 'archive') return `archive replay ${name} ${String(state).toLowerCase()}`;
   const b = typeof body === 'object' && body !== null ? body : {};
   const word = b.duplicate
     ? 'duplicate'
@@ -241,7 +246,7 @@ function detailView(details, recordId) {
           type: 'button',
           id: 'replay',
           onclick: replay,
-          disabled: record.body === undefined && !details.records.some((r) => r.body !== undefined),
+          disabled: !details.replayable,
         },
         'Replay',
       ),
@@ -307,7 +312,13 @@ function close() {
 }
 
 async function setupSamples() {
-  const { events, sources } = await api('/api/samples');
+  const { events, sources, target } = await api('/api/samples');
+  document.getElementById('target').textContent = target ?? '';
+  // A deployed stage gets no samples from here: the control goes.
+  if (events.length === 0) {
+    document.getElementById('sample').hidden = true;
+    return;
+  }
   const select = document.getElementById('sample-event');
   select.replaceChildren(
     ...events.map((name) => el('option', { value: name, selected: name === 'issues.opened' }, name)),

@@ -6,8 +6,7 @@
 // for strings (exact values, `prefix`, `suffix`, `anything-but`, `exists`), which is every form serverless.yml uses.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { DeliveryRecord } from '../../lib/aws/index.js';
-import { AwsDefaults } from '../../lib/aws/index.js';
+import { AwsDefaults, type DeliveryRecord } from '../aws/index.js';
 
 /** One subscriber rule: the function it invokes and its event pattern. */
 export interface InspectorRule {
