@@ -119,6 +119,8 @@ describe('the packed tarball', () => {
     }
     expect(files).toContain('package/bin/forgebridge.js');
     expect(files).toContain('package/dist/cli/run.js');
+    // The inspector's page (forgebridge inspect --stage) is served from the files beside its module.
+    expect(files).toContain('package/dist/inspector/public/index.html');
     expect(files.filter((file) => /\.ts$/.test(file) && !file.endsWith('.d.ts'))).toEqual([]);
     expect(files.filter((file) => /^package\/(test|lib|functions|local-stack|scripts)\//.test(file))).toEqual(
       [],
