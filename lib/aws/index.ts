@@ -104,6 +104,15 @@ export {
   resolveDelivery,
 } from './ingest/resolve-delivery.js';
 export { createSubscriber, type SubscriberOptions } from './ingest/subscriber.js';
+export {
+  type DeliveryMetric,
+  ForgebridgeMetrics,
+  type ForgebridgeMetricsOptions,
+  MetricNames,
+  type QueueMetric,
+  type SubscriberMetric,
+  UNKNOWN_SOURCE,
+} from './metrics.js';
 export { errorCode, isDeliveryId, isOffline, isSourceName, positive, SOURCE_NAME_RULE } from './rules.js';
 export {
   createSecretsProvider,
