@@ -3,6 +3,7 @@
 // ingest and of a subscriber of its event. The composition roots run with their default Powertools Logger and
 // Metrics, read back from stdout; AWS is mocked with aws-sdk-client-mock.
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import {
   ConditionalCheckFailedException,
   DeleteItemCommand,
@@ -80,6 +81,25 @@ interface Emf {
   metrics: Record<string, { unit: string; value: unknown }>;
 }
 
+/** docs/operations.md's metrics table: name -> unit and dimensions besides `service`. */
+const CONTRACT = new Map(
+  [
+    ...readFileSync(new URL('../../../../docs/operations.md', import.meta.url), 'utf8').matchAll(
+      /^\| `(\w+)` \| (\w+) \| ([^|]+) \|/gm,
+    ),
+  ].map(([, name, unit, cell]) => [
+    name as string,
+    {
+      unit: unit as string,
+      dimensions: [...(cell as string).matchAll(/`(\w+)`/g)]
+        .map(([, dimension]) => dimension as string)
+        .filter((dimension) => dimension !== 'service')
+        .sort(),
+      service: !(cell as string).includes('not even'),
+    },
+  ]),
+);
+
 /** An EMF line in a comparable form: its one dimension set with values, and each metric's unit and value. */
 function emfOf(line: Record<string, unknown>): Emf {
   const aws = line._aws as {
@@ -93,6 +113,15 @@ function emfOf(line: Record<string, unknown>): Emf {
   const [directive] = aws.CloudWatchMetrics;
   if (directive === undefined) throw new Error('no directive');
   expect(directive.Dimensions).toHaveLength(1);
+  // Every metric with the unit and the exact dimension set the operations page fixes (alarms read exactly those).
+  const set = directive.Dimensions[0] ?? [];
+  for (const { Name, Unit } of directive.Metrics) {
+    const contract = CONTRACT.get(Name);
+    expect(contract, `${Name} is in docs/operations.md`).toBeDefined();
+    expect(Unit, Name).toBe(contract?.unit);
+    expect(set.filter((name) => name !== 'service').sort(), Name).toEqual(contract?.dimensions);
+    expect(set.includes('service'), Name).toBe(contract?.service);
+  }
   return {
     namespace: directive.Namespace,
     dimensions: Object.fromEntries((directive.Dimensions[0] ?? []).map((name) => [name, line[name]])),
