@@ -28,18 +28,20 @@ function parse(line: string): FunctionLogRecord | undefined {
   }
 }
 
-/**
- * A reader of the function log lines in `file` (serverless-offline's own lines and anything not JSON are
- * skipped). The file may not exist yet; a line without its newline is kept back until it is complete.
- */
-export function createFunctionLogReader(file: string): FunctionLogReader {
-  const records: FunctionLogRecord[] = [];
+/** Reads a growing text file line by line: each call returns only the complete lines appended since the last. */
+export interface LineReader {
+  lines(): string[];
+}
+
+/** A {@link LineReader} of `file`, which may not exist yet; a line without its newline is kept back until complete. */
+export function createLineReader(file: string): LineReader {
   let offset = 0;
   let pending = Buffer.alloc(0);
   const chunk = Buffer.alloc(1 << 20);
   return {
-    records() {
-      if (!existsSync(file)) return records;
+    lines() {
+      const lines: string[] = [];
+      if (!existsSync(file)) return lines;
       const fd = openSync(file, 'r');
       try {
         for (;;) {
@@ -50,13 +52,28 @@ export function createFunctionLogReader(file: string): FunctionLogReader {
           const end = data.lastIndexOf(0x0a);
           pending = Buffer.from(end === -1 ? data : data.subarray(end + 1));
           if (end === -1) continue;
-          for (const line of data.subarray(0, end).toString('utf8').split('\n')) {
-            const record = parse(line.trim());
-            if (record !== undefined) records.push(record);
-          }
+          lines.push(...data.subarray(0, end).toString('utf8').split('\n'));
         }
       } finally {
         closeSync(fd);
+      }
+      return lines;
+    },
+  };
+}
+
+/**
+ * A reader of the function log lines in `file` (serverless-offline's own lines and anything not JSON are
+ * skipped). The file may not exist yet; a line without its newline is kept back until it is complete.
+ */
+export function createFunctionLogReader(file: string): FunctionLogReader {
+  const records: FunctionLogRecord[] = [];
+  const reader = createLineReader(file);
+  return {
+    records() {
+      for (const line of reader.lines()) {
+        const record = parse(line.trim());
+        if (record !== undefined) records.push(record);
       }
       return records;
     },

@@ -102,6 +102,8 @@ export interface LocalStack {
   readonly s3: LocalS3;
   readonly authorizationServer: AuthorizationServer;
   readonly forgeApi: ForgeApi;
+  /** `osls offline`'s log file (with `output: 'file'`): `npm start` follows it through its console filter. */
+  readonly logFile: string | undefined;
   /** The last lines of `osls offline`'s log (with `output: 'file'`). */
   logTail(lines?: number): string;
   /**
@@ -306,6 +308,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       forgeApi,
       busProxy,
       logTail: (lines) => offline.logTail(lines),
+      logFile: offline.logFile,
       functionLogs: () => logs?.records() ?? [],
       stop: stopAll,
     };

@@ -1,11 +1,15 @@
 // `npm start`: the local stack on embedded defaults, no AWS account needed. Prints every webhook source (name,
 // forge, URL, development secret) and writes them to the state file the `forgebridge` CLI reads
 // (`.tmp/local-stack.json`, or FORGEBRIDGE_STATE_FILE); `npx forgebridge send issues.opened` posts a signed sample. Ctrl-C stops every
-// server and child process (DynamoDB Local's Java included).
+// server and child process (DynamoDB Local's Java included). Quiet by default: `osls offline`'s output is shown
+// without the retrier's run every 2 s and without the functions' metric lines; `npm start -- --metrics` shows
+// those metrics, readable (local-stack/console-filter.ts).
 import { once } from 'node:events';
 import { rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { createConsoleFilter, parseStartArgs } from '../local-stack/console-filter.js';
+import { createLineReader } from '../local-stack/function-logs.js';
 import { DEVELOPMENT_WEBHOOK_SECRET, startLocalStack } from '../local-stack/stack.js';
 import { sourceLines, writeStateFile } from '../local-stack/state-file.js';
 
@@ -28,6 +32,14 @@ async function preferredPort(wanted: number): Promise<number> {
   return port;
 }
 
+let startOptions: { metrics: boolean };
+try {
+  startOptions = parseStartArgs(process.argv.slice(2));
+} catch (error) {
+  console.error(`forgebridge: ${(error as Error).message}`);
+  process.exit(2);
+}
+
 const env = process.env;
 const started = Date.now();
 console.log(
@@ -40,11 +52,23 @@ const stack = await startLocalStack({
     eventBridge: await preferredPort(Number(env.FORGEBRIDGE_EVENTBRIDGE_PORT || 4010)),
   },
   logLevel: env.FORGEBRIDGE_LOG_LEVEL || 'INFO',
-  output: 'inherit',
+  // A log file followed from here, never a pipe: a reader falling behind would stall serverless-offline.
+  output: 'file',
 });
 
 // `forgebridge send`, `replay` and `dev` find each source here; `deliveries`, `show` and `replay` the delivery log.
 writeStateFile(stack, stateFile);
+
+const filter = createConsoleFilter(startOptions);
+const output = stack.logFile === undefined ? undefined : createLineReader(stack.logFile);
+function flush(): void {
+  for (const line of output?.lines() ?? []) {
+    const shown = filter(line);
+    if (shown !== undefined) process.stdout.write(`${shown}\n`);
+  }
+}
+// What osls offline printed while starting comes first, the summary last.
+flush();
 
 console.log(`
 forgebridge local stack ready in ${((Date.now() - started) / 1000).toFixed(1)} s
@@ -60,13 +84,16 @@ ${sourceLines(stack.sources, '    ').join('\n')}
 
 Send a signed sample delivery:   npx forgebridge send issues.opened
   as a forge does, to its source: npx forgebridge send pull_request.opened --forge gitlab
-Press Ctrl-C to stop everything.
+Press Ctrl-C to stop everything.${startOptions.metrics ? "\nMetrics: shown as the functions print them (the retrier's queue line when it changes)." : ''}
 `);
+
+const follow = setInterval(flush, 200);
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
+  clearInterval(follow);
   console.log(`\nforgebridge: ${signal}, stopping the local stack…`);
   try {
     await stack.stop();

@@ -87,6 +87,15 @@ export {
 } from './ingest/resolve-delivery.js';
 export type { SourceHook, SourceHookKind } from './ingest/source-hook.js';
 export { createSubscriber, type SubscriberOptions } from './ingest/subscriber.js';
+export {
+  type DeliveryMetric,
+  ForgebridgeMetrics,
+  type ForgebridgeMetricsOptions,
+  MetricNames,
+  type QueueMetric,
+  type SubscriberMetric,
+  UNKNOWN_SOURCE,
+} from './metrics.js';
 export { type ReconcileConfig, type ReconcileSourceConfig, readReconcileConfig } from './reconcile/config.js';
 export { ForgeApiError, type ForgeApiErrorCode, ForgeApiErrorCodes } from './reconcile/forge-http.js';
 export {

@@ -89,6 +89,8 @@ export interface DeliveryEntry {
   Detail: string;
   EventBusName?: string;
   Resources?: string[];
+  /** The X-Ray trace header of the invocation that publishes it: the subscriber's segment joins that trace. */
+  TraceHeader?: string;
 }
 
 /**

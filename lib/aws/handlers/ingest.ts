@@ -1,5 +1,4 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { S3Client } from '@aws-sdk/client-s3';
@@ -18,9 +17,11 @@ import {
   webhookErrors,
 } from '../ingest/middleware.js';
 import type { DeliveryQueue } from '../ingest/queue.js';
+import { ForgebridgeMetrics } from '../metrics.js';
 import { createSecretsProvider } from '../secrets.js';
 import type { LoggerLike } from '../types.js';
 import { deliveryPath } from './delivery-path.js';
+import { deliveryLogKey, loggerContext } from './observability.js';
 
 /** The SDK clients the ingest talks through; each one not given is built with the ingest's timeouts. */
 export interface IngestClients {
@@ -50,6 +51,8 @@ export interface IngestHandlerOptions {
   queue?: Pick<DeliveryQueue, 'enqueue'> | undefined;
   /** The delivery log. Default: one on `FORGEBRIDGE_DELIVERIES_TABLE`, none without it; `false` turns it off. */
   deliveryLog?: DeliveryLog | false | undefined;
+  /** Counts every answered request (EMF lines on stdout). Default: `ForgebridgeMetrics` on the configured sources; `false` turns it off. */
+  metrics?: Pick<ForgebridgeMetrics, 'delivery'> | false | undefined;
 }
 
 /** The ingest's Lambda handler: an API Gateway (payload 1.0 or 2.0) or Function URL event in, its answer out. */
@@ -98,20 +101,28 @@ export function createIngestHandler(options: IngestHandlerOptions = {}) {
           ? undefined
           : new DeliveryLog({ ...config.deliveryLog, client: dynamodb, logger })));
 
+  const metrics =
+    options.metrics === false
+      ? undefined
+      : (options.metrics ??
+        new ForgebridgeMetrics({ env: options.env, sources: config.sources.map(({ name }) => name) }));
+
   const chain = middy(run);
-  if (logger instanceof Logger) chain.use(injectLambdaContext(logger));
+  const context = loggerContext(logger);
+  if (context !== undefined) chain.use(context);
   // First after the logger's context: it sees the request as it came in and, last, the answer given.
-  if (log !== undefined) chain.use(deliveryLog({ log, logger }));
-  return chain
-    .use(
-      forgeWebhookSources({
-        sources,
-        allowSha1: config.webhook.allowSha1,
-        maxBodyBytes: config.webhook.maxBodyBytes,
-      }),
-    )
-    .use(httpJsonBodyParser())
-    .use(webhookErrors({ logger }));
+  if (log !== undefined || metrics !== undefined) chain.use(deliveryLog({ log, metrics, logger }));
+  chain.use(
+    forgeWebhookSources({
+      sources,
+      allowSha1: config.webhook.allowSha1,
+      maxBodyBytes: config.webhook.maxBodyBytes,
+    }),
+  );
+  // Verified: every further line carries the delivery id.
+  const key = deliveryLogKey(logger, (event: { webhook?: { id?: unknown } }) => event.webhook?.id);
+  if (key !== undefined) chain.use(key);
+  return chain.use(httpJsonBodyParser()).use(webhookErrors({ logger }));
 }
 
 function webhookSource(

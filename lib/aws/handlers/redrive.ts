@@ -1,5 +1,4 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { S3Client } from '@aws-sdk/client-s3';
@@ -11,8 +10,11 @@ import { type RedriveConfig, readRedriveConfig } from '../ingest/config.js';
 import type { PublisherLike } from '../ingest/ingest.js';
 import type { DeliveryQueue } from '../ingest/queue.js';
 import { type RedriveReport, redriveQueue } from '../ingest/redrive.js';
+import { ForgebridgeMetrics } from '../metrics.js';
+import { errorCode } from '../rules.js';
 import type { LoggerLike } from '../types.js';
 import { deliveryPath } from './delivery-path.js';
+import { loggerContext } from './observability.js';
 
 /** The SDK clients the retrier talks through; each one not given is built with its timeouts. */
 export interface RedriveClients {
@@ -35,6 +37,8 @@ export interface RedriveHandlerOptions {
   publisher?: PublisherLike | undefined;
   /** Default: the `DeliveryQueue` on the dedupe table the ingest writes to. */
   queue?: DeliveryQueue | undefined;
+  /** Prints each run's queue metrics (EMF lines on stdout). Default: `ForgebridgeMetrics`; `false` turns it off. */
+  metrics?: Pick<ForgebridgeMetrics, 'queue'> | false | undefined;
 }
 
 /**
@@ -61,8 +65,14 @@ export function createRedriveHandler(options: RedriveHandlerOptions = {}) {
   // A record is taken only with time for a whole publish budget and its writes left.
   const reserveMs = (config.publisher.budgetMs ?? AwsDefaults.publishBudgetMs) + 2 * config.requestTimeoutMs;
 
-  const run = (_event: unknown, context: Context): Promise<RedriveReport> =>
-    redriveQueue({
+  const metrics =
+    options.metrics === false
+      ? undefined
+      : (options.metrics ??
+        new ForgebridgeMetrics({ env: options.env, namespace: config.queue.metricNamespace }));
+
+  const run = async (_event: unknown, context: Context): Promise<RedriveReport> => {
+    const report = await redriveQueue({
       queue,
       publisher,
       logger,
@@ -70,7 +80,20 @@ export function createRedriveHandler(options: RedriveHandlerOptions = {}) {
       reserveMs,
       remainingMs: () => context.getRemainingTimeInMillis(),
     });
+    if (metrics !== undefined) {
+      // What is left after the run, on every run: an empty queue reports 0, never nothing.
+      let left: { depth: number; oldestAgeSeconds: number } | undefined;
+      try {
+        left = await queue.stats();
+      } catch (error) {
+        logger.warn('queue depth not read', { errorCode: errorCode(error) });
+      }
+      metrics.queue({ ...left, published: report.published, deadLettered: report.dead });
+    }
+    return report;
+  };
   const chain = middy(run);
-  if (logger instanceof Logger) chain.use(injectLambdaContext(logger));
+  const loggerMiddleware = loggerContext(logger);
+  if (loggerMiddleware !== undefined) chain.use(loggerMiddleware);
   return chain;
 }

@@ -1,5 +1,4 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import middy from '@middy/core';
@@ -9,7 +8,9 @@ import { DeliveryLog, withDeliveryReport } from '../delivery-log/index.js';
 import { type Env, sdkTimeouts } from '../env.js';
 import { readDeliveryLogConfig } from '../ingest/config.js';
 import { createSubscriber } from '../ingest/subscriber.js';
+import { ForgebridgeMetrics } from '../metrics.js';
 import type { DeliveryDetail, LoggerLike } from '../types.js';
+import { deliveryLogKey, loggerContext } from './observability.js';
 
 /** The event handler a subscriber registers on: lib/webhooks' `createEventHandler()`. */
 export type SubscriberEvents = ReturnType<typeof createEventHandler>;
@@ -40,6 +41,11 @@ export interface SubscriberHandlerOptions {
    * it; `false` turns it off.
    */
   deliveryLog?: Pick<DeliveryLog, 'recordSubscriber'> | false | undefined;
+  /**
+   * Where a reporting subscriber counts each event (`SubscriberOutcome`, `SubscriberDuration`: EMF lines on
+   * stdout). Default: `ForgebridgeMetrics`; `false` turns it off. A subscriber that does not report prints none.
+   */
+  metrics?: Pick<ForgebridgeMetrics, 'subscriber'> | false | undefined;
 }
 
 /** The subscriber's Lambda handler: one EventBridge event of the bus in. */
@@ -72,7 +78,13 @@ export function createSubscriberHandler(options: SubscriberHandlerOptions = {}):
   const chain = middy(async (event: EventBridgeEvent<string, DeliveryDetail>) => {
     await receive(event);
   });
-  if (logger instanceof Logger) chain.use(injectLambdaContext(logger));
+  const context = loggerContext(logger);
+  if (context !== undefined) chain.use(context);
+  // Every line of the invocation carries the delivery id the ingest logged.
+  const key = deliveryLogKey(logger, (event: EventBridgeEvent<string, DeliveryDetail>) =>
+    deliveryIdOf(event?.detail),
+  );
+  if (key !== undefined) chain.use(key);
   const report =
     options.deliveryLog === false
       ? undefined
@@ -85,10 +97,50 @@ export function createSubscriberHandler(options: SubscriberHandlerOptions = {}):
               ttlSeconds: logConfig.ttlSeconds,
             })));
   if (report === undefined) return chain;
-  return withDeliveryReport(chain, {
-    // The function's own name (`forgebridge-prod-onIssuesOpened`): the log's row names who received it.
-    name: options.name ?? env.AWS_LAMBDA_FUNCTION_NAME ?? 'subscriber',
+  // The function's own name (`forgebridge-prod-onIssuesOpened`): the log's row names who received it.
+  const name = options.name ?? env.AWS_LAMBDA_FUNCTION_NAME ?? 'subscriber';
+  const metrics =
+    options.metrics === false ? undefined : (options.metrics ?? new ForgebridgeMetrics({ env }));
+  return withDeliveryReport(metrics === undefined ? chain : timed(chain, name, metrics), {
+    name,
     deliveryLog: report,
     logger,
   });
+}
+
+/** The handler, counting each event's outcome and duration under the function's name. */
+function timed(
+  handler: SubscriberLambdaHandler,
+  name: string,
+  metrics: Pick<ForgebridgeMetrics, 'subscriber'>,
+): SubscriberLambdaHandler {
+  const count = (outcome: 'ok' | 'error', started: number) => {
+    try {
+      metrics.subscriber({ function: name, outcome, durationMs: performance.now() - started });
+    } catch {
+      // A metric never fails the subscriber.
+    }
+  };
+  return async (event, context) => {
+    const started = performance.now();
+    try {
+      await handler(event, context);
+    } catch (error) {
+      count('error', started);
+      throw error;
+    }
+    count('ok', started);
+  };
+}
+
+/** `detail.delivery`, the detail being an object or, from a relay's input transformer, its JSON text. */
+function deliveryIdOf(detail: unknown): unknown {
+  if (typeof detail === 'string') {
+    try {
+      return (JSON.parse(detail) as { delivery?: unknown } | null)?.delivery;
+    } catch {
+      return undefined;
+    }
+  }
+  return (detail as { delivery?: unknown } | undefined)?.delivery;
 }

@@ -7,6 +7,7 @@ import type {
   DeliveryOutcome,
   DeliveryVerdict,
 } from '../delivery-log/delivery-log.js';
+import type { ForgebridgeMetrics } from '../metrics.js';
 import type { HeaderMap, IngestResponse, LoggerLike } from '../types.js';
 import type { ApiGatewayEvent } from './api-gateway.js';
 import { type ForgeWebhookEvent, refusalOf, requestSourceOf } from './middleware.js';
@@ -14,7 +15,9 @@ import { type ForgeWebhookEvent, refusalOf, requestSourceOf } from './middleware
 /** Options of {@link deliveryLog}. */
 export interface DeliveryLogMiddlewareOptions {
   /** Where each answered request is recorded: a {@link DeliveryLog} on the delivery log table. */
-  log: Pick<DeliveryLog, 'record'>;
+  log?: Pick<DeliveryLog, 'record'> | undefined;
+  /** Where each answered request is counted (`Deliveries`, `IngestDuration`, `BodyBytes`), before it is recorded. */
+  metrics?: Pick<ForgebridgeMetrics, 'delivery'> | undefined;
   /** Where a failure of the middleware itself is logged (never the request). */
   logger?: Pick<LoggerLike, 'warn'> | undefined;
 }
@@ -76,7 +79,8 @@ function codeAndMessage(response: IngestResponse | undefined): { code?: string; 
 
 /**
  * Middy middleware that records every request the ingest answers in the delivery log, with one
- * {@link DeliveryLog.record} (one PutItem) once the answer is known: the delivery's names, size, the signature
+ * {@link DeliveryLog.record} (one PutItem) once the answer is known, and counts it in the metrics (EMF lines,
+ * source, verdict and outcome as the log has them): the delivery's names, size, the signature
  * verdict with the answered (safe) reason, the HTTP status, the outcome (`published`, `queued`, `duplicate`,
  * `in_progress`, `failed`, `rejected`), the event id and claim check, the masked headers and the body (when
  * the log stores payloads). A refused signature is diagnosed here, on that path only. It never changes the
@@ -95,8 +99,12 @@ function codeAndMessage(response: IngestResponse | undefined): { code?: string; 
 export function deliveryLog(
   options: DeliveryLogMiddlewareOptions,
 ): MiddlewareObj<ForgeWebhookEvent<unknown>> {
-  if (typeof options?.log?.record !== 'function') throw new TypeError('"log" must have a "record" function');
-  const { log, logger } = options;
+  const { log, metrics, logger } = options ?? {};
+  if (log !== undefined && typeof log.record !== 'function')
+    throw new TypeError('"log" must have a "record" function');
+  if (metrics !== undefined && typeof metrics.delivery !== 'function')
+    throw new TypeError('"metrics" must have a "delivery" function');
+  if (log === undefined && metrics === undefined) throw new TypeError('"log" or "metrics" is required');
   const arrivals = new WeakMap<object, Arrival>();
 
   const record = async (
@@ -168,7 +176,14 @@ export function deliveryLog(
           }
         }
       }
-      await log.record(entry);
+      metrics?.delivery({
+        source: entry.source,
+        verdict: entry.verdict,
+        outcome: entry.outcome,
+        bodyBytes: body.byteLength,
+        durationMs: Date.now() - arrival.receivedAt,
+      });
+      await log?.record(entry);
     } catch (error) {
       try {
         logger?.warn('delivery log middleware failed', {

@@ -33,6 +33,11 @@ export interface EventPublisherOptions {
   /** Largest single backoff delay in ms. Default 1000. */
   maxDelayMs?: number | undefined;
   logger?: LoggerLike | undefined;
+  /**
+   * The trace header each entry carries (`TraceHeader`), read when it is published. Default: the invocation's
+   * `_X_AMZN_TRACE_ID`, which Lambda sets under active tracing; none without it.
+   */
+  traceHeader?: (() => string | undefined) | undefined;
 }
 
 /** What {@link EventPublisher.publish} did. */
@@ -125,6 +130,7 @@ export class EventPublisher {
   readonly #baseDelayMs: number;
   readonly #maxDelayMs: number;
   readonly #logger: LoggerLike | undefined;
+  readonly #traceHeader: () => string | undefined;
 
   constructor(options: EventPublisherOptions) {
     if (options?.eventBridge === undefined) throw new TypeError('"eventBridge" is required');
@@ -141,6 +147,7 @@ export class EventPublisher {
     this.#baseDelayMs = positive('baseDelayMs', options.baseDelayMs ?? AwsDefaults.publishBaseDelayMs);
     this.#maxDelayMs = positive('maxDelayMs', options.maxDelayMs ?? AwsDefaults.publishMaxDelayMs);
     this.#logger = options.logger;
+    this.#traceHeader = options.traceHeader ?? (() => process.env._X_AMZN_TRACE_ID);
   }
 
   /**
@@ -171,6 +178,10 @@ export class EventPublisher {
         );
       }
     }
+    const traceHeader = this.#traceHeader();
+    // EventBridge takes a header of up to 500 characters; it does not count in the entry's size.
+    if (typeof traceHeader === 'string' && traceHeader !== '' && traceHeader.length <= 500)
+      entry.TraceHeader = traceHeader;
     const { eventId, attempts } = await this.#send(entry, deadline);
     const result: PublishResult = { eventId, attempts, entryBytes };
     if (payloadRef !== undefined) result.payloadRef = payloadRef;

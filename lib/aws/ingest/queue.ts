@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import {
+  BatchGetCommand,
   DeleteCommand,
   DynamoDBDocumentClient,
   PutCommand,
@@ -184,6 +185,57 @@ export class DeliveryQueue {
       }),
     );
     return (Items ?? []).map((item) => String(item[DedupeTable.partitionKey]));
+  }
+
+  /**
+   * What waits in the queue now, due or not (dead-lettered records left it): how many records, and the age of
+   * the oldest one in seconds (0 when empty). Pages through the index's keys, then reads `queuedAt` of the first
+   * `sampleSize` (default 1000) records by due time: an empty queue costs one Query.
+   */
+  async stats(sampleSize = 1_000): Promise<{ depth: number; oldestAgeSeconds: number }> {
+    const keys: string[] = [];
+    let depth = 0;
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.#documents.send(
+        new QueryCommand({
+          TableName: this.#tableName,
+          IndexName: DedupeTable.queueIndex,
+          KeyConditionExpression: '#queue = :due',
+          ExpressionAttributeNames: { '#queue': DedupeTable.queueAttribute },
+          ExpressionAttributeValues: { ':due': DUE },
+          ExclusiveStartKey: start,
+        }),
+      );
+      depth += page.Count ?? page.Items?.length ?? 0;
+      for (const item of page.Items ?? []) {
+        if (keys.length < sampleSize) keys.push(String(item[DedupeTable.partitionKey]));
+      }
+      start = page.LastEvaluatedKey;
+    } while (start !== undefined);
+    let oldest = Number.POSITIVE_INFINITY;
+    for (let at = 0; at < keys.length; at += 100) {
+      let request: Record<string, { Keys: Record<string, unknown>[]; ProjectionExpression: string }> = {
+        [this.#tableName]: {
+          Keys: keys.slice(at, at + 100).map((pk) => ({ [DedupeTable.partitionKey]: pk })),
+          ProjectionExpression: 'queuedAt',
+        },
+      };
+      // BatchGet may leave keys unprocessed under throttling: ask again for those (a few times at most).
+      for (let round = 0; round < 5 && Object.keys(request).length > 0; round++) {
+        const { Responses, UnprocessedKeys } = await this.#documents.send(
+          new BatchGetCommand({ RequestItems: request }),
+        );
+        for (const item of Responses?.[this.#tableName] ?? []) {
+          if (typeof item.queuedAt === 'number') oldest = Math.min(oldest, item.queuedAt);
+        }
+        request = (UnprocessedKeys ?? {}) as typeof request;
+      }
+    }
+    const oldestAgeSeconds = Number.isFinite(oldest)
+      ? Math.max(0, Math.floor((Date.now() - oldest) / 1000))
+      : 0;
+    return { depth, oldestAgeSeconds };
   }
 
   /**

@@ -125,7 +125,22 @@ afterAll(() => {
   if (workFolder !== undefined) rmSync(join(root, workFolder), { recursive: true, force: true });
 });
 
+const XRAY_WRITE = ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'];
+
 describe('osls package (offline, no credentials)', () => {
+  it('turns active tracing on for every function, each role holding the X-Ray write actions only on "*"', () => {
+    const functions = ofType('AWS::Lambda::Function');
+    expect(functions.length).toBeGreaterThanOrEqual(7);
+    for (const [name, fn] of functions) {
+      expect(fn.Properties.TracingConfig, name).toEqual({ Mode: 'Active' });
+      const role = name.replace('LambdaFunction', 'IamRoleLambdaExecution');
+      const xray = statementsOf(role).filter((statement) =>
+        actions(statement).some((action) => action.startsWith('xray:')),
+      );
+      expect(xray, role).toEqual([{ Effect: 'Allow', Action: XRAY_WRITE, Resource: '*' }]);
+    }
+  });
+
   it('creates the custom event bus with an archive of every delivery', () => {
     const bus = resources.Bus;
     expect(bus?.Type).toBe('AWS::Events::EventBus');
@@ -318,6 +333,8 @@ describe('osls package (offline, no credentials)', () => {
       const statements = statementsOf(name);
       expect(statements.length, name).toBeGreaterThan(0);
       for (const statement of statements) {
+        // X-Ray takes no resource-level permissions: its two write actions alone may name "*".
+        if (actions(statement).every((action) => XRAY_WRITE.includes(action))) continue;
         const targets = Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource];
         for (const target of targets) {
           expect(target, `${name} ${actions(statement).join(',')}`).not.toBe('*');
@@ -335,7 +352,7 @@ describe('osls package (offline, no credentials)', () => {
     const grants = (role: string) =>
       statementsOf(role)
         .flatMap(actions)
-        .filter((action) => !action.startsWith('logs:'))
+        .filter((action) => !action.startsWith('logs:') && !XRAY_WRITE.includes(action))
         .sort();
     // PutItem twice: the dedupe table's and the delivery log's, each its own statement (checked below).
     expect(grants('IngestIamRoleLambdaExecution')).toEqual(

@@ -343,7 +343,8 @@ describe('deliveryLog(): a log failure never changes the answer', () => {
     }
   });
 
-  it('is refused at construction without a log', () => {
-    expect(() => deliveryLog({} as never)).toThrow('"log" must have a "record" function');
+  it('is refused at construction without a log or metrics, or with a log that cannot record', () => {
+    expect(() => deliveryLog({} as never)).toThrow('"log" or "metrics" is required');
+    expect(() => deliveryLog({ log: {} } as never)).toThrow('"log" must have a "record" function');
   });
 });

@@ -1,0 +1,118 @@
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { AwsDefaults } from './constants.js';
+import type { DeliveryOutcome, DeliveryVerdict } from './delivery-log/index.js';
+import type { Env } from './env.js';
+
+/** The metric names of docs/operations.md: the alarms and the dashboard read exactly these. */
+export const MetricNames = {
+  deliveries: 'Deliveries',
+  ingestDuration: 'IngestDuration',
+  bodyBytes: 'BodyBytes',
+  queueDepth: 'QueueDepth',
+  queueOldestAgeSeconds: 'QueueOldestAgeSeconds',
+  redrivePublished: 'RedrivePublished',
+  deadLettered: 'DeadLettered',
+  subscriberOutcome: 'SubscriberOutcome',
+  subscriberDuration: 'SubscriberDuration',
+} as const;
+
+/** The `Source` of a request to a source that is not configured: no source name can be it. */
+export const UNKNOWN_SOURCE = '_unknown';
+
+/** Options of {@link ForgebridgeMetrics}. */
+export interface ForgebridgeMetricsOptions {
+  /** CloudWatch namespace. Default `FORGEBRIDGE_METRIC_NAMESPACE`, else `forgebridge`. */
+  namespace?: string | undefined;
+  /** The `service` dimension. Default `POWERTOOLS_SERVICE_NAME`, else `forgebridge`. */
+  service?: string | undefined;
+  /** The configured webhook sources: any other `Source` counts as `_unknown`. */
+  sources?: Iterable<string> | undefined;
+  /** Where the defaults are read from. Default `process.env`. */
+  env?: Env | undefined;
+}
+
+/** One answered ingest request, as the delivery log sees it. */
+export interface DeliveryMetric {
+  source: string | undefined;
+  verdict: DeliveryVerdict;
+  outcome: DeliveryOutcome;
+  bodyBytes: number;
+  durationMs: number;
+}
+
+/** What one retrier run saw and did. */
+export interface QueueMetric {
+  /** Left out when the queue could not be read. */
+  depth?: number | undefined;
+  oldestAgeSeconds?: number | undefined;
+  published: number;
+  deadLettered: number;
+}
+
+/** One event a reporting subscriber handled. */
+export interface SubscriberMetric {
+  /** The subscriber's function name. */
+  function: string;
+  outcome: 'ok' | 'error';
+  durationMs: number;
+}
+
+/**
+ * The functions' custom metrics, printed to stdout in the CloudWatch embedded metric format through Powertools
+ * Metrics (CloudWatch Logs turns each line into metrics: no API call). Every metric carries `service`, plus the
+ * low-cardinality dimensions docs/operations.md lists for it; each call prints its lines at once.
+ */
+export class ForgebridgeMetrics {
+  readonly #metrics: Metrics;
+  readonly #sources: ReadonlySet<string> | undefined;
+
+  constructor(options: ForgebridgeMetricsOptions = {}) {
+    const env = options.env ?? process.env;
+    this.#metrics = new Metrics({
+      namespace: options.namespace || env.FORGEBRIDGE_METRIC_NAMESPACE || AwsDefaults.metricNamespace,
+      serviceName: options.service || env.POWERTOOLS_SERVICE_NAME || 'forgebridge',
+    });
+    this.#sources = options.sources === undefined ? undefined : new Set(options.sources);
+  }
+
+  /** `Deliveries` by `Source`, `Verdict` and `Outcome`; `IngestDuration` and `BodyBytes`: two lines. */
+  delivery(metric: DeliveryMetric): void {
+    const known = metric.source !== undefined && (this.#sources?.has(metric.source) ?? true);
+    const single = this.#metrics.singleMetric();
+    single.addDimension('Source', known ? (metric.source as string) : UNKNOWN_SOURCE);
+    single.addDimension('Verdict', metric.verdict);
+    single.addDimension('Outcome', metric.outcome);
+    single.addMetric(MetricNames.deliveries, MetricUnit.Count, 1);
+    this.#metrics.addMetric(MetricNames.ingestDuration, MetricUnit.Milliseconds, round(metric.durationMs));
+    this.#metrics.addMetric(MetricNames.bodyBytes, MetricUnit.Bytes, metric.bodyBytes);
+    this.#metrics.publishStoredMetrics();
+  }
+
+  /** `QueueDepth`, `QueueOldestAgeSeconds`, `RedrivePublished` and `DeadLettered` of one run: one line. */
+  queue(metric: QueueMetric): void {
+    if (metric.depth !== undefined)
+      this.#metrics.addMetric(MetricNames.queueDepth, MetricUnit.Count, metric.depth);
+    if (metric.oldestAgeSeconds !== undefined)
+      this.#metrics.addMetric(MetricNames.queueOldestAgeSeconds, MetricUnit.Seconds, metric.oldestAgeSeconds);
+    this.#metrics.addMetric(MetricNames.redrivePublished, MetricUnit.Count, metric.published);
+    this.#metrics.addMetric(MetricNames.deadLettered, MetricUnit.Count, metric.deadLettered);
+    this.#metrics.publishStoredMetrics();
+  }
+
+  /** `SubscriberOutcome` and `SubscriberDuration` by `Function` and `Outcome`: one line. */
+  subscriber(metric: SubscriberMetric): void {
+    this.#metrics.addDimension('Function', metric.function);
+    this.#metrics.addDimension('Outcome', metric.outcome);
+    this.#metrics.addMetric(MetricNames.subscriberOutcome, MetricUnit.Count, 1);
+    this.#metrics.addMetric(
+      MetricNames.subscriberDuration,
+      MetricUnit.Milliseconds,
+      round(metric.durationMs),
+    );
+    this.#metrics.publishStoredMetrics();
+  }
+}
+
+function round(ms: number): number {
+  return Math.max(0, Math.round(ms * 100) / 100);
+}
