@@ -158,7 +158,7 @@ describe('resolveTarget() with the local stack', () => {
       const target = resolveTarget({ forge }, env);
       expect(target).toEqual({
         url: `${base}/${forge}`,
-        secret: `stack-secret-${forge}`,
+        secret: localSourceSecret('stack-secret', forge),
         local: true,
         forge,
         source: forge,

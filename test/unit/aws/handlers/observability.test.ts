@@ -16,6 +16,7 @@ import {
   BatchGetCommand,
   DeleteCommand,
   DynamoDBDocumentClient,
+  GetCommand,
   PutCommand,
   QueryCommand,
   UpdateCommand,
@@ -300,6 +301,9 @@ describe('the retrier', () => {
     });
     documents.on(DeleteCommand).resolves({});
     documents.on(UpdateCommand).resolves({});
+    // No dedupe record for a queued delivery: the retrier publishes it, then writes the completed record.
+    documents.on(GetCommand).resolves({});
+    documents.on(PutCommand).resolves({});
     const runs: Record<string, unknown>[][] = [];
 
     // Run 1: nothing queued.
