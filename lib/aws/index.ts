@@ -5,7 +5,13 @@
  * handler is one line). What handlers and users need; deeper paths are private (tests reach them directly).
  */
 
-export { AwsDefaults, type AwsErrorCode, AwsErrorCodes, QueueMetrics } from './constants.js';
+export {
+  AwsDefaults,
+  type AwsErrorCode,
+  AwsErrorCodes,
+  DeliveryLogTable,
+  QueueMetrics,
+} from './constants.js';
 export {
   type DeliveryDetails,
   type DeliveryListPage,
