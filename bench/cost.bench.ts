@@ -32,7 +32,7 @@ import { warmFloor } from './fixtures/warm-floor.js';
 
 const SECRET = 'cost-bench-secret';
 /** The deployment's function memory (serverless.yml `provider.memorySize`). */
-export const MEMORY_MB = Number(process.env.BENCH_MEMORY_MB ?? 512);
+export const MEMORY_MB = Number(process.env.BENCH_MEMORY_MB ?? 256);
 const MEMORY_SIZES = [128, 256, 512, 1024];
 const MIX_SIZE = Number(process.env.BENCH_COST_DELIVERIES ?? 400);
 const LARGE = [512 * 1024, 1024 * 1024, 2 * 1024 * 1024, 4 * 1024 * 1024];
@@ -424,7 +424,7 @@ async function warmPathLine(mix: readonly Delivery[]) {
   );
 }
 
-async function warmCpu(mix: readonly Delivery[], which: 'ingest' | 'floor'): Promise<number> {
+export async function warmCpu(mix: readonly Delivery[], which: 'ingest' | 'floor'): Promise<number> {
   const recorder = new AwsRecorder();
   const clientConfig = {
     region: 'us-east-1',
