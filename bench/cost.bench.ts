@@ -362,6 +362,12 @@ export default async function costBench() {
       `calls per delivery: ${JSON.stringify(callsPerDelivery(logOn))}`,
   );
 
+  let ingestUnits = noUnits();
+  for (const result of logOn) ingestUnits = addUnits(ingestUnits, unitsOf([result.ingest], MEMORY_MB));
+  console.log(
+    `of which the ingest alone (the rest is the reporting subscriber): ${money(total(costLines(ingestUnits, mix.length, 'function-url')))}`,
+  );
+
   console.log('\n| deployment option | per million |');
   console.log('| --- | ---: |');
   for (const [label, results] of [

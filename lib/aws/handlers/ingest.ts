@@ -5,12 +5,12 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import middy from '@middy/core';
-import httpJsonBodyParser from '@middy/http-json-body-parser';
 import { DeliveryLog } from '../delivery-log/index.js';
 import { type Env, sdkTimeouts } from '../env.js';
 import { type IngestConfig, readIngestConfig, type WebhookSourceConfig } from '../ingest/config.js';
 import { deliveryLog } from '../ingest/delivery-log-middleware.js';
 import { createIngest, type PublisherLike } from '../ingest/ingest.js';
+import { jsonBody } from '../ingest/json-body.js';
 import {
   type ForgeWebhookSource,
   forgeWebhookSources,
@@ -120,7 +120,7 @@ export function createIngestHandler(options: IngestHandlerOptions = {}) {
         maxBodyBytes: config.webhook.maxBodyBytes,
       }),
     )
-    .use(httpJsonBodyParser())
+    .use(jsonBody())
     .use(webhookErrors({ logger }));
 }
 
