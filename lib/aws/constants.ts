@@ -4,8 +4,13 @@
 export const AwsDefaults = {
   /** EventBridge `Source` of every published delivery. */
   source: 'forge.webhooks',
-  /** Largest PutEvents entry we send before the claim check kicks in: 256 KB (AWS's documented limit). */
-  maxEntryBytes: 256 * 1024,
+  /**
+   * Largest PutEvents entry we send before the claim check kicks in: 960 KiB. EventBridge takes entries up to
+   * 1 MB since January 2026 (256 KB before); the margin keeps the event a rule hands on (the entry plus its
+   * envelope: id, account, time, region...) within the 1 MB a Lambda target takes, whether "1 MB" means 10^6
+   * bytes or 2^20. Set `FORGEBRIDGE_MAX_ENTRY_BYTES=262144` where a bus or a target still stops at 256 KB.
+   */
+  maxEntryBytes: 960 * 1024,
   /** Total time budget for publishing one delivery, retries included: 3 s (the forge waits about 10 s). */
   publishBudgetMs: 3_000,
   /** First retry delay; each retry doubles it, with full jitter. */

@@ -5,7 +5,14 @@
  * handler is one line). What handlers and users need; deeper paths are private (tests reach them directly).
  */
 
-export { AwsDefaults, type AwsErrorCode, AwsErrorCodes, DedupeTable, QueueMetrics } from './constants.js';
+export {
+  AwsDefaults,
+  type AwsErrorCode,
+  AwsErrorCodes,
+  DedupeTable,
+  DeliveryLogTable,
+  QueueMetrics,
+} from './constants.js';
 export * from './delivery-log/index.js';
 export { type Env, numberEnv, optionalEnv, requireEnv, sdkTimeouts } from './env.js';
 export {

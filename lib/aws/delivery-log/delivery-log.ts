@@ -14,7 +14,7 @@ import { dedupeKeyOf } from '../delivery-key.js';
 import { isConditionalCheckFailed } from '../errors.js';
 import { errorCode, isDeliveryId, positive } from '../rules.js';
 import type { HeaderMap, LoggerLike, PayloadRef } from '../types.js';
-import { maskHeaders } from './mask-headers.js';
+import { forgeHeaders, maskHeaders } from './mask-headers.js';
 
 /** What the signature check said of a request. */
 export const DeliveryVerdicts = [
@@ -397,7 +397,8 @@ export class DeliveryLog {
     const at = `${new Date(receivedAt).toISOString()}#${recordId}`;
     const validId = isDeliveryId(entry.deliveryId);
     const source = text(entry.source);
-    const headers = maskHeaders(entry.headers);
+    const sent = forgeHeaders(entry.headers);
+    const headers = maskHeaders(sent);
     const item: Record<string, unknown> = {
       [DeliveryLogTable.partitionKey]: validId
         ? deliveryPk(entry.deliveryId as string, source)
@@ -425,7 +426,7 @@ export class DeliveryLog {
       eventId: text(entry.eventId),
       payloadRef: entry.payloadRef,
       headers,
-      headersTruncated: headerCount(entry.headers) > Object.keys(headers).length ? true : undefined,
+      headersTruncated: headerCount(sent) > Object.keys(headers).length ? true : undefined,
       [DeliveryLogTable.ttlAttribute]: Math.floor(receivedAt / 1000) + this.#ttlSeconds,
     };
     for (const [name, value] of Object.entries(item)) if (value === undefined) delete item[name];
@@ -723,23 +724,10 @@ export class DeliveryLog {
     };
     const expiresAt = Math.floor(now / 1000) + this.#ttlSeconds;
     const names = { '#subs': 'subscribers', '#exp': DeliveryLogTable.ttlAttribute };
-    // The map's first entry creates it; a nested SET needs the map to exist, so that case is a second write.
+    // The map's first entry creates it: one write when this subscriber is the delivery's first (the usual case,
+    // one subscriber per delivery). A nested SET needs the map to exist, so a later subscriber's refused create
+    // is followed by that SET (each write, refused or not, is billed).
     for (let attempt = 0; attempt < 3; attempt += 1) {
-      try {
-        await this.#documents.send(
-          new UpdateCommand({
-            TableName: this.#tableName,
-            Key: key,
-            UpdateExpression: 'SET #subs.#name = :outcome, #exp = :exp',
-            ConditionExpression: 'attribute_exists(#subs)',
-            ExpressionAttributeNames: { ...names, '#name': subscriber },
-            ExpressionAttributeValues: { ':outcome': outcome, ':exp': expiresAt },
-          }),
-        );
-        return;
-      } catch (error) {
-        if (!isConditionalCheckFailed(error)) throw error;
-      }
       try {
         await this.#documents.send(
           new UpdateCommand({
@@ -754,6 +742,21 @@ export class DeliveryLog {
         return;
       } catch (error) {
         // Another subscriber created the map first: set this entry in it.
+        if (!isConditionalCheckFailed(error)) throw error;
+      }
+      try {
+        await this.#documents.send(
+          new UpdateCommand({
+            TableName: this.#tableName,
+            Key: key,
+            UpdateExpression: 'SET #subs.#name = :outcome, #exp = :exp',
+            ConditionExpression: 'attribute_exists(#subs)',
+            ExpressionAttributeNames: { ...names, '#name': subscriber },
+            ExpressionAttributeValues: { ':outcome': outcome, ':exp': expiresAt },
+          }),
+        );
+        return;
+      } catch (error) {
         if (!isConditionalCheckFailed(error)) throw error;
       }
     }

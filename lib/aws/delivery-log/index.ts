@@ -19,5 +19,12 @@ export {
   type SubscriberOutcome,
   type SubscriberReport,
 } from './delivery-log.js';
-export { isMaskedHeader, MASKED, maskHeaders, SIGNATURE_HEADERS } from './mask-headers.js';
+export {
+  forgeHeaders,
+  isFrontDoorHeader,
+  isMaskedHeader,
+  MASKED,
+  maskHeaders,
+  SIGNATURE_HEADERS,
+} from './mask-headers.js';
 export { type DeliveryReportOptions, type ReportableEvent, withDeliveryReport } from './report.js';

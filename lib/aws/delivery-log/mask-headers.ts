@@ -22,6 +22,32 @@ const MAX_VALUE_CHARS = 1024;
 /** Most headers kept (sorted by name). */
 const MAX_HEADERS = 100;
 
+/**
+ * Headers the front door adds (Function URL, API Gateway, CloudFront: `host`, `via`, `x-amzn-*`, `x-amz-cf-*`,
+ * `x-forwarded-port` and `-proto`) and `content-length` (the record's `bodyBytes` holds it): not the forge's.
+ * `x-forwarded-for`, the sender's address, is the forge's and is kept.
+ */
+const FRONT_DOOR_HEADER = /^(?:host|via|content-length|x-amzn-.*|x-amz-cf-.*|x-forwarded-(?:port|proto))$/;
+
+/** Whether a header (any case) is one the front door added, which the delivery log does not keep. */
+export function isFrontDoorHeader(name: string): boolean {
+  return FRONT_DOOR_HEADER.test(name.toLowerCase());
+}
+
+/**
+ * The headers the forge sent: without the ones {@link isFrontDoorHeader} names. The delivery log keeps these
+ * (masked), so a record stays within one DynamoDB write unit (1 KB) for a usual delivery.
+ *
+ * @example
+ * ```ts
+ * forgeHeaders({ Host: 'abc.lambda-url.us-east-1.on.aws', 'X-GitHub-Event': 'push' }); // { 'X-GitHub-Event': 'push' }
+ * ```
+ */
+export function forgeHeaders(headers: HeaderMap | undefined): HeaderMap | undefined {
+  if (typeof headers !== 'object' || headers === null) return headers;
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !isFrontDoorHeader(name)));
+}
+
 /** Whether a header (any case) is masked by {@link maskHeaders}. */
 export function isMaskedHeader(name: string): boolean {
   const lower = name.toLowerCase();

@@ -4,12 +4,12 @@ import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import middy from '@middy/core';
-import httpJsonBodyParser from '@middy/http-json-body-parser';
 import { DeliveryLog } from '../delivery-log/index.js';
 import { type Env, sdkTimeouts } from '../env.js';
 import { type IngestConfig, readIngestConfig, type WebhookSourceConfig } from '../ingest/config.js';
 import { deliveryLog } from '../ingest/delivery-log-middleware.js';
 import { createIngest, type PublisherLike } from '../ingest/ingest.js';
+import { jsonBody } from '../ingest/json-body.js';
 import {
   type ForgeWebhookSource,
   forgeWebhookSources,
@@ -122,7 +122,7 @@ export function createIngestHandler(options: IngestHandlerOptions = {}) {
   // Verified: every further line carries the delivery id.
   const key = deliveryLogKey(logger, (event: { webhook?: { id?: unknown } }) => event.webhook?.id);
   if (key !== undefined) chain.use(key);
-  return chain.use(httpJsonBodyParser()).use(webhookErrors({ logger }));
+  return chain.use(jsonBody()).use(webhookErrors({ logger }));
 }
 
 function webhookSource(

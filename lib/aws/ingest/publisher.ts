@@ -15,7 +15,7 @@ export interface EventPublisherOptions {
   eventBusName?: string | undefined;
   /** EventBridge `Source`. Default `'forge.webhooks'`. */
   source?: string | undefined;
-  /** Largest entry sent as-is, in bytes. Default 262144 (256 KB); AWS raised the hard limit to 1 MB. */
+  /** Largest entry sent as-is, in bytes. Default 983040 (960 KiB, within EventBridge's 1 MB). */
   maxEntryBytes?: number | undefined;
   /** S3 client for the claim check. Required with `bucket` for deliveries over `maxEntryBytes`. */
   s3?: S3Client | undefined;

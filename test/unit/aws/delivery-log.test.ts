@@ -161,6 +161,59 @@ describe('DeliveryLog.record', () => {
     expect(JSON.stringify(item)).not.toContain('0123abcd');
   });
 
+  it("keeps the forge's headers, not the ones the front door added, and stays within one write unit", async () => {
+    documents.onAnyCommand().resolves({});
+    const log = new DeliveryLog({ client, tableName: 'deliveries' });
+    const headers = {
+      Accept: '*/*',
+      'Content-Length': '19',
+      'Content-Type': 'application/json',
+      'User-Agent': 'GitHub-Hookshot/7f3c1d2',
+      'X-GitHub-Delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0958',
+      'X-GitHub-Event': 'issues',
+      'X-GitHub-Hook-ID': '292430182',
+      'X-GitHub-Hook-Installation-Target-ID': '79929171',
+      'X-GitHub-Hook-Installation-Target-Type': 'repository',
+      'X-Hub-Signature': 'sha1=0123abcd',
+      'X-Hub-Signature-256': 'sha256=0123abcd',
+      host: 'abcdefghijklmnopqrstuvwxyz012345.lambda-url.us-east-1.on.aws',
+      via: '2.0 cloudfront',
+      'x-amz-cf-id': 'abc',
+      'x-amzn-tls-cipher-suite': 'TLS_AES_128_GCM_SHA256',
+      'x-amzn-tls-version': 'TLSv1.3',
+      'x-amzn-trace-id': 'Root=1-67891233-abcdef012345678912345678',
+      'x-forwarded-for': '140.82.115.1',
+      'x-forwarded-port': '443',
+      'x-forwarded-proto': 'https',
+    };
+    await log.record(
+      entry({
+        deliveryId: '72d3162e-cc78-11e3-81ab-4c9367dc0958',
+        eventId: '21097003-2924-4245-98b4-24cadbfbcfaa',
+        headers,
+        nativeEvent: 'issues',
+        nativeAction: 'opened',
+      }),
+    );
+    const item = putItem();
+    expect(Object.keys(item.headers as object).sort()).toEqual([
+      'accept',
+      'content-type',
+      'user-agent',
+      'x-forwarded-for',
+      'x-github-delivery',
+      'x-github-event',
+      'x-github-hook-id',
+      'x-github-hook-installation-target-id',
+      'x-github-hook-installation-target-type',
+      'x-hub-signature',
+      'x-hub-signature-256',
+    ]);
+    expect(item).not.toHaveProperty('headersTruncated');
+    // A write unit is 1 KB: the item's names and values, as DynamoDB counts them, fit with room to spare.
+    expect(Buffer.byteLength(JSON.stringify(item))).toBeLessThan(1024);
+  });
+
   it('keeps the body with storePayload, omits one over payloadMaxBytes with a flag, and honours ttlSeconds', async () => {
     documents.onAnyCommand().resolves({});
     const log = new DeliveryLog({
@@ -407,7 +460,7 @@ describe('DeliveryLog.list and get', () => {
 });
 
 describe('DeliveryLog.recordSubscriber', () => {
-  it('sets the subscriber entry in the existing map with one UpdateItem', async () => {
+  it("creates the subscribers map with one UpdateItem when it is the delivery's first subscriber", async () => {
     documents.on(UpdateCommand).resolves({});
     const log = new DeliveryLog({ client, tableName: 'deliveries' });
     await log.recordSubscriber('d-1', { subscriber: 'mailer', outcome: 'ok', durationMs: 12.4 });
@@ -415,15 +468,19 @@ describe('DeliveryLog.recordSubscriber', () => {
     expect(calls).toHaveLength(1);
     expect(calls[0]?.args[0].input).toMatchObject({
       Key: { pk: 'delivery#d-1', sk: 'subscribers' },
-      UpdateExpression: 'SET #subs.#name = :outcome, #exp = :exp',
-      ConditionExpression: 'attribute_exists(#subs)',
-      ExpressionAttributeNames: { '#name': 'mailer' },
-      ExpressionAttributeValues: { ':outcome': { outcome: 'ok', durationMs: 12 } },
+      UpdateExpression: 'SET #subs = :map, #exp = :exp',
+      ConditionExpression: 'attribute_not_exists(#subs)',
+      ExpressionAttributeValues: { ':map': { mailer: { outcome: 'ok', durationMs: 12 } } },
     });
   });
 
-  it('creates the map when it is missing, and sets its entry when another subscriber created it first', async () => {
-    documents.on(UpdateCommand).rejectsOnce(conditionFailed()).rejectsOnce(conditionFailed()).resolves({});
+  it('sets its entry in the map another subscriber created, and creates it when that one vanished meanwhile', async () => {
+    documents
+      .on(UpdateCommand)
+      .rejectsOnce(conditionFailed())
+      .rejectsOnce(conditionFailed())
+      .rejectsOnce(conditionFailed())
+      .resolves({});
     const log = new DeliveryLog({ client, tableName: 'deliveries' });
     await log.recordSubscriber('d-1', {
       subscriber: 'mailer',
@@ -434,12 +491,17 @@ describe('DeliveryLog.recordSubscriber', () => {
     });
     const inputs = documents.commandCalls(UpdateCommand).map((call) => call.args[0].input);
     expect(inputs.map((input) => input.ConditionExpression)).toEqual([
+      'attribute_not_exists(#subs)',
       'attribute_exists(#subs)',
       'attribute_not_exists(#subs)',
       'attribute_exists(#subs)',
     ]);
     expect(inputs[0]?.Key).toEqual({ pk: 'delivery#source#gitlab-main#d-1', sk: 'subscribers' });
-    const outcome = inputs[2]?.ExpressionAttributeValues?.[':outcome'] as {
+    expect(inputs[3]).toMatchObject({
+      UpdateExpression: 'SET #subs.#name = :outcome, #exp = :exp',
+      ExpressionAttributeNames: { '#name': 'mailer' },
+    });
+    const outcome = inputs[3]?.ExpressionAttributeValues?.[':outcome'] as {
       error: { name: string; message: string };
     };
     expect(outcome.error.name).toBe('TypeError');
