@@ -100,6 +100,7 @@ export {
   type ForgebridgeMetricsOptions,
   MetricNames,
   type QueueMetric,
+  type ReconcileMetric,
   type SubscriberMetric,
   UNKNOWN_SOURCE,
 } from './metrics.js';
@@ -112,7 +113,7 @@ export {
   type ReconcileHandlerOptions,
 } from './reconcile/handler.js';
 export { RECONCILE_GAVE_UP_METRIC } from './reconcile/reconcile.js';
-export type { ReconcileReport } from './reconcile/types.js';
+export type { ReconcileReport, SourceCounts } from './reconcile/types.js';
 export { errorCode, isDeliveryId, isOffline, isSourceName, positive, SOURCE_NAME_RULE } from './rules.js';
 export {
   createSecretsProvider,

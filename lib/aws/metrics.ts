@@ -14,6 +14,9 @@ export const MetricNames = {
   deadLettered: 'DeadLettered',
   subscriberOutcome: 'SubscriberOutcome',
   subscriberDuration: 'SubscriberDuration',
+  reconcileFailedAtForge: 'ReconcileFailedAtForge',
+  reconcileRedelivered: 'ReconcileRedelivered',
+  reconcileRecovered: 'ReconcileRecovered',
 } as const;
 
 /** The `Source` of a request to a source that is not configured: no source name can be it. */
@@ -47,6 +50,15 @@ export interface QueueMetric {
   oldestAgeSeconds?: number | undefined;
   published: number;
   deadLettered: number;
+}
+
+/** What one reconciler run found and did for one source. */
+export interface ReconcileMetric {
+  source: string;
+  /** Failed at the forge and never ours. */
+  failedAtForge: number;
+  redelivered: number;
+  recovered: number;
 }
 
 /** One event a reporting subscriber handled. */
@@ -96,6 +108,15 @@ export class ForgebridgeMetrics {
       this.#metrics.addMetric(MetricNames.queueOldestAgeSeconds, MetricUnit.Seconds, metric.oldestAgeSeconds);
     this.#metrics.addMetric(MetricNames.redrivePublished, MetricUnit.Count, metric.published);
     this.#metrics.addMetric(MetricNames.deadLettered, MetricUnit.Count, metric.deadLettered);
+    this.#metrics.publishStoredMetrics();
+  }
+
+  /** `ReconcileFailedAtForge`, `ReconcileRedelivered` and `ReconcileRecovered` by `Source`: one line. */
+  reconcile(metric: ReconcileMetric): void {
+    this.#metrics.addDimension('Source', metric.source);
+    this.#metrics.addMetric(MetricNames.reconcileFailedAtForge, MetricUnit.Count, metric.failedAtForge);
+    this.#metrics.addMetric(MetricNames.reconcileRedelivered, MetricUnit.Count, metric.redelivered);
+    this.#metrics.addMetric(MetricNames.reconcileRecovered, MetricUnit.Count, metric.recovered);
     this.#metrics.publishStoredMetrics();
   }
 

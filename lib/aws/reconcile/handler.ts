@@ -16,6 +16,7 @@ import { DeliveryLog } from '../delivery-log/delivery-log.js';
 import { type Env, sdkTimeouts } from '../env.js';
 import { DedupeRecords } from '../ingest/dedupe-record.js';
 import { EventPublisher } from '../ingest/publisher.js';
+import { ForgebridgeMetrics } from '../metrics.js';
 import type { LoggerLike } from '../types.js';
 import { ReconcileAttempts } from './attempts.js';
 import { gitHubAppJwtAuth, storeAuth } from './auth.js';
@@ -40,6 +41,8 @@ export interface ReconcileHandlerOptions {
   /** The forge API's `fetch`. Default the global one. */
   fetch?: typeof fetch | undefined;
   logger?: LoggerLike | undefined;
+  /** Prints each run's per-source counts (EMF lines on stdout). Default: `ForgebridgeMetrics`; `false` turns it off. */
+  metrics?: Pick<ForgebridgeMetrics, 'reconcile'> | false | undefined;
 }
 
 /** What one invocation may ask: one source only, or a dry run (the CLI's `forgebridge reconcile`). */
@@ -151,6 +154,11 @@ export function createReconcileHandler(options: ReconcileHandlerOptions = {}): R
           logger,
         });
 
+  const metrics =
+    options.metrics === false
+      ? undefined
+      : (options.metrics ?? new ForgebridgeMetrics({ env, namespace: config.metricNamespace }));
+
   const run = async (
     event: ReconcileEvent | undefined,
     context?: Partial<Context>,
@@ -160,7 +168,7 @@ export function createReconcileHandler(options: ReconcileHandlerOptions = {}): R
     if (only !== undefined && chosen.length === 0) {
       throw new TypeError(`source "${only}" names no hook to reconcile`);
     }
-    return reconcile({
+    const report = await reconcile({
       sources: chosen,
       dedupe,
       attempts,
@@ -178,6 +186,12 @@ export function createReconcileHandler(options: ReconcileHandlerOptions = {}): R
         ? { remainingMs: () => (context.getRemainingTimeInMillis as () => number)() }
         : {}),
     });
+    // A dry run changed nothing: it counts nothing either.
+    if (metrics !== undefined && !report.dryRun) {
+      for (const [source, counts] of Object.entries(report.bySource))
+        metrics.reconcile({ source, ...counts });
+    }
+    return report;
   };
   return logger instanceof Logger
     ? (middy(run).use(injectLambdaContext(logger)) as unknown as ReconcileHandler)

@@ -87,6 +87,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRep
     errors: 0,
     rateLimited: false,
     dryRun,
+    bySource: {},
   };
   let budget = maxRedeliveries;
 
@@ -198,62 +199,79 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRep
   for (const source of options.sources) {
     if (report.rateLimited) break;
     report.sources += 1;
+    const before = {
+      failed: report.failed,
+      ours: report.alreadyOurs,
+      redelivered: report.redelivered,
+      recovered: report.recovered,
+    };
     const since = now() - source.windowSeconds * 1000;
     // The latest attempt of each delivery and when its first listed attempt was; pages come newest first.
     const latest = new Map<string, ForgeDelivery>();
     const first = new Map<string, number>();
     let pending: ForgeDelivery[] = [];
     try {
-      for await (const page of source.api.list(since, maxPages)) {
-        for (const attempt of page) {
-          if (attempt.at < since) continue;
-          report.listed += 1;
-          const seen = latest.get(attempt.deliveryId);
-          if (
-            seen === undefined ||
-            attempt.at > seen.at ||
-            (attempt.at === seen.at && attempt.attemptId > seen.attemptId)
-          ) {
-            latest.set(attempt.deliveryId, attempt);
+      try {
+        for await (const page of source.api.list(since, maxPages)) {
+          for (const attempt of page) {
+            if (attempt.at < since) continue;
+            report.listed += 1;
+            const seen = latest.get(attempt.deliveryId);
+            if (
+              seen === undefined ||
+              attempt.at > seen.at ||
+              (attempt.at === seen.at && attempt.attemptId > seen.attemptId)
+            ) {
+              latest.set(attempt.deliveryId, attempt);
+            }
+            first.set(attempt.deliveryId, Math.min(first.get(attempt.deliveryId) ?? attempt.at, attempt.at));
           }
-          first.set(attempt.deliveryId, Math.min(first.get(attempt.deliveryId) ?? attempt.at, attempt.at));
         }
-      }
-      pending = [...latest.values()].filter((attempt) => !ok(attempt.statusCode)).sort((a, b) => a.at - b.at);
-      report.failed += pending.length;
-      while (pending.length > 0) {
-        const attempt = pending[0] as ForgeDelivery;
-        try {
-          await one(source, attempt, first.get(attempt.deliveryId) ?? attempt.at);
-        } catch (error) {
-          // One delivery the forge refuses to redeliver (gone, 422) does not stop the others.
-          if (!(error instanceof ForgeApiError) || error.code !== ForgeApiErrorCodes.refused) throw error;
-          report.errors += 1;
-          logger?.error('redelivery refused', {
-            delivery: attempt.deliveryId,
+        pending = [...latest.values()]
+          .filter((attempt) => !ok(attempt.statusCode))
+          .sort((a, b) => a.at - b.at);
+        report.failed += pending.length;
+        while (pending.length > 0) {
+          const attempt = pending[0] as ForgeDelivery;
+          try {
+            await one(source, attempt, first.get(attempt.deliveryId) ?? attempt.at);
+          } catch (error) {
+            // One delivery the forge refuses to redeliver (gone, 422) does not stop the others.
+            if (!(error instanceof ForgeApiError) || error.code !== ForgeApiErrorCodes.refused) throw error;
+            report.errors += 1;
+            logger?.error('redelivery refused', {
+              delivery: attempt.deliveryId,
+              source: source.name,
+              errorCode: error.code,
+              error: error.message,
+            });
+          }
+          pending.shift();
+        }
+      } catch (error) {
+        report.skipped += pending.length;
+        if (error instanceof ForgeApiError && error.code === ForgeApiErrorCodes.rateLimited) {
+          report.rateLimited = true;
+          logger?.warn('forge api rate limited, resuming next run', {
             source: source.name,
-            errorCode: error.code,
-            error: error.message,
+            ...(error.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: error.retryAfterSeconds }),
           });
+          break;
         }
-        pending.shift();
-      }
-    } catch (error) {
-      report.skipped += pending.length;
-      if (error instanceof ForgeApiError && error.code === ForgeApiErrorCodes.rateLimited) {
-        report.rateLimited = true;
-        logger?.warn('forge api rate limited, resuming next run', {
+        report.errors += 1;
+        logger?.error('reconcile of a source failed', {
           source: source.name,
-          ...(error.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: error.retryAfterSeconds }),
+          errorCode: errorCode(error),
+          ...(error instanceof ForgeApiError ? { error: error.message } : {}),
         });
-        break;
       }
-      report.errors += 1;
-      logger?.error('reconcile of a source failed', {
-        source: source.name,
-        errorCode: errorCode(error),
-        ...(error instanceof ForgeApiError ? { error: error.message } : {}),
-      });
+    } finally {
+      // This source's share, counted also when a rate limit ends the run here.
+      report.bySource[source.name] = {
+        failedAtForge: report.failed - before.failed - (report.alreadyOurs - before.ours),
+        redelivered: report.redelivered - before.redelivered,
+        recovered: report.recovered - before.recovered,
+      };
     }
   }
   logger?.info('reconcile run', { ...report });

@@ -69,4 +69,14 @@ export interface ReconcileReport {
   rateLimited: boolean;
   /** A dry run: nothing was redelivered, published or written. */
   dryRun: boolean;
+  /** Per source reconciled: failed at the forge and never ours, redelivered, recovered (the run's metrics). */
+  bySource: Record<string, SourceCounts>;
+}
+
+/** One source's share of a {@link ReconcileReport}. */
+export interface SourceCounts {
+  /** Deliveries whose latest attempt failed at the forge and that our side never took. */
+  failedAtForge: number;
+  redelivered: number;
+  recovered: number;
 }

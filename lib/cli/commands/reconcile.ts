@@ -113,6 +113,8 @@ async function runHere(options: ReconcileCommandOptions): Promise<ReconcileRepor
       env,
       dynamodb: dynamoDbClient({ ...target, tableName: '', region: undefined }),
       logger: quiet,
+      // The CLI prints its report; metric lines are for a deployed function's CloudWatch Logs.
+      metrics: false,
     });
   } catch (error) {
     if (error instanceof TypeError) throw new CliError(error.message);

@@ -8,20 +8,16 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
-import middy from '@middy/core';
-import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
-  createIngest,
+  createIngestHandler,
   createReconcileHandler,
   DeliveryLog,
   EventPublisher,
-  forgeWebhookSources,
   type LoggerLike,
   resolveDelivery,
-  webhookErrors,
 } from '../../../../lib/aws/index.js';
 import { DedupeRecords } from '../../../../lib/aws/ingest/dedupe-record.js';
 import type { SourceHook } from '../../../../lib/aws/ingest/source-hook.js';
@@ -110,10 +106,19 @@ beforeAll(async () => {
     s3: new S3Client(s3.clientConfig),
     bucket: BUCKET,
   });
-  const handler = middy(createIngest({ publisher, dedupe: { client: ddb.client(), tableName: dedupe } }))
-    .use(forgeWebhookSources({ sources: [{ name: 'acme', forge: 'github', secret: async () => [SECRET] }] }))
-    .use(httpJsonBodyParser())
-    .use(webhookErrors());
+  // The ingest as the function builds it, with one GitHub source `acme`.
+  const handler = createIngestHandler({
+    env: {
+      FORGEBRIDGE_BUS_NAME: 'forge',
+      FORGEBRIDGE_DEDUPE_TABLE: dedupe,
+      FORGEBRIDGE_WEBHOOK_SOURCES: JSON.stringify([{ name: 'acme', forge: 'github' }]),
+    },
+    clients: { dynamodb: ddb.client() },
+    publisher,
+    secret: async () => [SECRET],
+    logger: { info() {}, warn() {}, error() {} },
+    metrics: false,
+  });
   ingest = async (event) => (await handler(event as never, context)) as { statusCode: number };
 
   forge = await startGitHubDeliveries({
@@ -316,6 +321,7 @@ describe('reconcile() with a GitHub repository hook', () => {
       errors: 0,
       rateLimited: false,
       dryRun: false,
+      bySource: { acme: { failedAtForge: 30, redelivered: 30, recovered: 0 } },
     });
     // Three pages of 100 through the Link header's cursor.
     expect(forge.responses.filter((response) => response.operation === 'list')).toHaveLength(3);
@@ -522,7 +528,13 @@ describe('reconcile() with a GitHub repository hook', () => {
         { name: 'acme-app', forge: 'github', hook: { kind: 'app', provider: 'app', api: forge.url } },
       ]),
     };
-    const handler = createReconcileHandler({ env: variables, dynamodb: ddb.client(), logger });
+    const counted: unknown[] = [];
+    const handler = createReconcileHandler({
+      env: variables,
+      dynamodb: ddb.client(),
+      logger,
+      metrics: { reconcile: (metric) => void counted.push(metric) },
+    });
     const dry = await handler({ dryRun: true });
     expect(dry).toMatchObject({ sources: 2, failed: 2, redelivered: 2, dryRun: true });
     expect(forge.redeliveries).toEqual([]);
@@ -537,6 +549,12 @@ describe('reconcile() with a GitHub repository hook', () => {
     expect([...forge.redeliveries].sort()).toEqual([repoLost.guid, appLost.guid].sort());
     expect(bus.received).toContain(repoLost.guid);
     expect(lines.filter((line) => line.message === 'reconcile run')).toHaveLength(3);
+    // Per source and run, the dry run counting nothing: the metrics the failed-at-forge alarm reads.
+    expect(counted).toEqual([
+      { source: 'acme-app', failedAtForge: 1, redelivered: 1, recovered: 0 },
+      { source: 'acme', failedAtForge: 1, redelivered: 1, recovered: 0 },
+      { source: 'acme-app', failedAtForge: 0, redelivered: 0, recovered: 0 },
+    ]);
   });
 
   it('publishes a 12 MB delivery (the forge recorded 413) once through the claim check from the API payload, and a subscriber receives it', async () => {
