@@ -4,16 +4,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { cleanCliEnv, NO_AWS_CREDENTIALS, runCli } from '../../helpers/cli.js';
-import {
-  badInputScenarios,
-  type CliRunner,
-  helpScenarios,
-  rulesScenarios,
-  SECRET,
-  sendScenarios,
-  useCliFixture,
-  verifyScenarios,
-} from './scenarios.js';
+import { type CliRunner, commandScenarios, helpScenarios, SECRET, useCliFixture } from './scenarios.js';
 
 /** Runs the CLI as a process with no colours and none of the machine's forgebridge or AWS settings. */
 const run = (args: string[], env: Record<string, string> = {}, input = '') =>
@@ -22,10 +13,7 @@ const cli: CliRunner = (args, env) => run(args, env);
 
 useCliFixture({ log: false });
 helpScenarios(cli, ['send', 'rules', 'verify']);
-sendScenarios(cli);
-verifyScenarios(cli);
-rulesScenarios(cli);
-badInputScenarios(cli);
+commandScenarios(cli);
 
 describe('a process reads the body on stdin', () => {
   it('verify - takes the exact bytes from stdin: the forge signature matches, a wrong secret is named', async () => {

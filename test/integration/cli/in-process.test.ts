@@ -20,9 +20,9 @@ import { expectOneLineError, NO_AWS_CREDENTIALS, type Run } from '../../helpers/
 import { type FaultEventBridge, startFaultEventBridge } from '../../helpers/fault-eventbridge.js';
 import { type SseServer, startSseServer } from '../../helpers/sse-server.js';
 import {
-  badInputScenarios,
   COMMANDS,
   type Command,
+  commandScenarios,
   devScenarios,
   entry,
   fixture,
@@ -30,11 +30,8 @@ import {
   ids,
   logScenarios,
   MINUTE,
-  rulesScenarios,
   SECRET,
-  sendScenarios,
   useCliFixture,
-  verifyScenarios,
 } from './scenarios.js';
 
 interface Started {
@@ -138,10 +135,7 @@ afterEach(() => {
 });
 
 helpScenarios(cli, Object.keys(COMMANDS) as Command[]);
-sendScenarios(cli);
-verifyScenarios(cli);
-rulesScenarios(cli);
-badInputScenarios(cli);
+commandScenarios(cli);
 logScenarios(cli);
 devScenarios(cli);
 
