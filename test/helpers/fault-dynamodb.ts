@@ -95,8 +95,9 @@ export async function startFaultDynamoDb(options: {
   const attempts = new Attempts();
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 
-  const rates = (given: Pick<TableFaults, 'throttleRate' | 'http500Rate' | 'lostReplyRate'>) =>
-    exclusiveRates(['throttleRate', 'http500Rate', 'lostReplyRate'], given);
+  function rates(given: Pick<TableFaults, 'throttleRate' | 'http500Rate' | 'lostReplyRate'>) {
+    return exclusiveRates(['throttleRate', 'http500Rate', 'lostReplyRate'], given);
+  }
 
   function normalise(given: TableFaults) {
     return {
