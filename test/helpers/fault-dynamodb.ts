@@ -6,9 +6,8 @@
  * replies (forwarded, carried out by DynamoDB Local, then the socket is destroyed). Faults are drawn from a seed,
  * the key, the operation and its attempt number, so a run with the same seed injects the same faults.
  */
-import { once } from 'node:events';
-import { Agent, createServer, type IncomingMessage, request, type ServerResponse } from 'node:http';
-import { Attempts, checkRate, draw } from './fault-eventbridge.js';
+import { Agent, type IncomingMessage, request, type ServerResponse } from 'node:http';
+import { Attempts, answerJson, draw, exclusiveRates, startFaultServer } from './fault-server.js';
 
 /** Fault rates of the write operations, each from 0 to 1 (at most 1 together). */
 export interface TableFaults {
@@ -66,12 +65,10 @@ function keyOf(raw: Buffer, partitionKey: string): string | undefined {
 }
 
 function fail(res: ServerResponse, status: number, type: string, message: string): void {
-  const text = JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${type}`, message });
-  res.writeHead(status, {
-    'content-type': 'application/x-amz-json-1.0',
-    'content-length': String(Buffer.byteLength(text)),
+  answerJson(res, status, 'application/x-amz-json-1.0', {
+    __type: `com.amazonaws.dynamodb.v20120810#${type}`,
+    message,
   });
-  res.end(text);
 }
 
 /**
@@ -99,15 +96,7 @@ export async function startFaultDynamoDb(options: {
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 
   function rates(given: Pick<TableFaults, 'throttleRate' | 'http500Rate' | 'lostReplyRate'>) {
-    const value = {
-      throttleRate: checkRate('throttleRate', given.throttleRate),
-      http500Rate: checkRate('http500Rate', given.http500Rate),
-      lostReplyRate: checkRate('lostReplyRate', given.lostReplyRate),
-    };
-    if (value.throttleRate + value.http500Rate + value.lostReplyRate > 1) {
-      throw new TypeError('"throttleRate", "http500Rate" and "lostReplyRate" must add up to at most 1');
-    }
-    return value;
+    return exclusiveRates(['throttleRate', 'http500Rate', 'lostReplyRate'], given);
   }
 
   function normalise(given: TableFaults) {
@@ -182,19 +171,10 @@ export async function startFaultDynamoDb(options: {
     forward(req, res, raw, lost);
   };
 
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => handle(req, res, Buffer.concat(chunks)));
-    req.on('error', () => req.socket.destroy());
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  if (typeof address !== 'object' || address === null) throw new Error('fault dynamodb proxy has no address');
+  const proxy = await startFaultServer('fault dynamodb proxy', handle);
 
   return {
-    url: `http://127.0.0.1:${address.port}`,
+    url: proxy.url,
     get stats() {
       return stats;
     },
@@ -211,9 +191,8 @@ export async function startFaultDynamoDb(options: {
       attempts.clear();
     },
     async close() {
-      server.closeAllConnections();
       agent.destroy();
-      await new Promise((resolve) => server.close(resolve));
+      await proxy.close();
     },
   };
 }

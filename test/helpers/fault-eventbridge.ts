@@ -8,39 +8,8 @@
  * order, so a run with the same seed injects the same faults. It counts HTTP requests per SDK send (the
  * `amz-sdk-invocation-id` header the SDK keeps across its own retries of one `send()`).
  */
-import { createHash } from 'node:crypto';
-import { once } from 'node:events';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-
-/** A number in [0, 1) fixed by `seed` and `parts` (the same draw whatever order requests arrive in). */
-export function draw(seed: number, ...parts: (string | number)[]): number {
-  const digest = createHash('sha256')
-    .update(`${seed}\u0000${parts.join('\u0000')}`)
-    .digest();
-  return digest.readUIntBE(0, 6) / 2 ** 48;
-}
-
-/** Checks a fault rate: a number from 0 to 1. */
-export function checkRate(name: string, value: number | undefined): number {
-  const rate = value ?? 0;
-  if (!(rate >= 0 && rate <= 1)) throw new TypeError(`"${name}" must be a number from 0 to 1`);
-  return rate;
-}
-
-/** Counts occurrences per key: the 0-based attempt number of the next request about it. */
-export class Attempts {
-  readonly #seen = new Map<string, number>();
-
-  next(key: string): number {
-    const n = this.#seen.get(key) ?? 0;
-    this.#seen.set(key, n + 1);
-    return n;
-  }
-
-  clear(): void {
-    this.#seen.clear();
-  }
-}
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Attempts, answerJson, checkRate, draw, exclusiveRates, startFaultServer } from './fault-server.js';
 
 /** Fault rates of the bus, each from 0 to 1. A request draws one of the HTTP faults, then each entry its own. */
 export interface BusFaults {
@@ -125,17 +94,11 @@ export interface FaultEventBridge {
   close(): Promise<void>;
 }
 
-const JSON_11 = { 'content-type': 'application/x-amz-json-1.1' };
-
 function answer(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  const headers: Record<string, string> = { ...JSON_11, 'content-length': String(Buffer.byteLength(text)) };
-  if (status >= 400) {
-    // The SDK reads the error's shape from this header or from `__type`.
-    headers['x-amzn-errortype'] = String((body as { __type: string }).__type);
-  }
-  res.writeHead(status, headers);
-  res.end(text);
+  // The SDK reads an error's shape from this header or from `__type`.
+  const errorType: Record<string, string> =
+    status >= 400 ? { 'x-amzn-errortype': String((body as { __type: string }).__type) } : {};
+  answerJson(res, status, 'application/x-amz-json-1.1', body, errorType);
 }
 
 function deliveryOf(entry: { Detail?: unknown }): string | undefined {
@@ -190,16 +153,10 @@ export async function startFaultEventBridge(
   let anonymous = 0;
 
   function normalise(given: BusFaults): Required<BusFaults> {
-    const value = {
-      http500Rate: checkRate('http500Rate', given.http500Rate),
-      throttleRate: checkRate('throttleRate', given.throttleRate),
-      lostReplyRate: checkRate('lostReplyRate', given.lostReplyRate),
+    return {
+      ...exclusiveRates(['http500Rate', 'throttleRate', 'lostReplyRate'], given),
       entryFailureRate: checkRate('entryFailureRate', given.entryFailureRate),
     };
-    if (value.http500Rate + value.throttleRate + value.lostReplyRate > 1) {
-      throw new TypeError('"http500Rate", "throttleRate" and "lostReplyRate" must add up to at most 1');
-    }
-    return value;
   }
 
   const handle = (req: IncomingMessage, res: ServerResponse, raw: Buffer) => {
@@ -314,17 +271,7 @@ export async function startFaultEventBridge(
     pending.add(done);
   };
 
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => handle(req, res, Buffer.concat(chunks)));
-    req.on('error', () => req.socket.destroy());
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  if (typeof address !== 'object' || address === null) throw new Error('fault eventbridge has no address');
-  const url = `http://127.0.0.1:${address.port}`;
+  const { url, close } = await startFaultServer('fault eventbridge', handle);
 
   return {
     url,
@@ -360,9 +307,6 @@ export async function startFaultEventBridge(
       firstSeen.clear();
       slowRequests.length = 0;
     },
-    async close() {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    },
+    close,
   };
 }

@@ -25,7 +25,7 @@ export interface WebhookExample {
   readonly label: string;
 }
 
-/** Forge event names that the toolset reports under a neutral name (see DESIGN.md, Decisions). */
+/** Forge event names that the toolset reports under a neutral name (docs/names.md: `forge_app_authorization`). */
 export const neutralEventNames: Readonly<Record<string, string>> = {
   github_app_authorization: 'forge_app_authorization',
 };

@@ -97,7 +97,7 @@ describe('local stack: every @octokit/webhooks-examples payload', () => {
       const label = `${example.name}.${example.action} ${id}`;
       const entry = byDelivery.get(id);
       expect(entry, label).toBeDefined();
-      // The forge's `github_app_authorization` is reported under the neutral name (DESIGN.md, Decisions).
+      // The forge's `github_app_authorization` is reported under the neutral name (docs/names.md).
       const event = example.name === 'github_app_authorization' ? 'forge_app_authorization' : example.name;
       const detailType = example.action === undefined ? event : `${event}.${example.action}`;
       expect(entry?.event, label).toBe(event);

@@ -1,4 +1,4 @@
-// examples/aws/dedupe-subscriber.ts (shown in docs/aws.md) fed the same delivery twice, as a publish retried after
+// examples/aws/dedupe-subscriber.ts (shown in docs/aws-queue.md) fed the same delivery twice, as a publish retried after
 // a lost reply puts it on the bus twice: two EventBridge events (their own `id` and `time`) with one
 // `detail.delivery`. DynamoDB is mocked by an in-memory table that answers Powertools' conditional put and its
 // update as DynamoDB does for a live record; the handler body's side effect is read from the log lines on stdout.

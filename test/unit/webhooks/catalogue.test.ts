@@ -23,7 +23,7 @@ import {
 const require = createRequire(import.meta.url);
 
 /**
- * The Events table of the interface spec (spec/webhook-toolset-interface.md, "Events and their actions"),
+ * The Events table of the webhook toolset interface ("Events and their actions", docs/webhooks-catalogue.md),
  * copied row by row. `workflow_run` is listed there with "actions: not shown".
  */
 const SPEC_TABLE: Record<string, readonly string[]> = {

@@ -491,7 +491,8 @@ describe('Webhooks with a forge preset', () => {
         nativeName: delivery.nativeName,
         payload: delivery.payload,
       });
-      if (delivery.action !== undefined) expect(byName).toHaveBeenCalledTimes(1);
+      // The event's own name is listened to only where it differs from the full name (a delivery with an action).
+      expect(byName).toHaveBeenCalledTimes(delivery.action === undefined ? 0 : 1);
     },
   );
 
