@@ -314,6 +314,7 @@ module.exports = async ({ resolveVariable, resolveConfigurationProperty }) => {
     'BusFailedInvocationsAlarm',
     'SubscriberDeadLetterQueueAlarm',
     'ReconcilerErrorsAlarm',
+    'ReconcileGaveUpDeliveriesAlarm',
     'FailedAtForgeAlarm',
     ...Object.keys(Resources),
   ];
