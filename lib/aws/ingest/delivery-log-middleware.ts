@@ -1,12 +1,8 @@
 import type { MiddlewareObj } from '@middy/core';
 import { ErrorCodes } from '../../webhooks/index.js';
 import { AwsErrorCodes } from '../constants.js';
-import type {
-  DeliveryLog,
-  DeliveryLogEntry,
-  DeliveryOutcome,
-  DeliveryVerdict,
-} from '../delivery-log/delivery-log.js';
+import type { DeliveryLog } from '../delivery-log/delivery-log.js';
+import type { DeliveryLogEntry, DeliveryOutcome, DeliveryVerdict } from '../delivery-log/schema.js';
 import type { ForgebridgeMetrics } from '../metrics.js';
 import type { HeaderMap, IngestResponse, LoggerLike } from '../types.js';
 import type { ApiGatewayEvent } from './api-gateway.js';
