@@ -6,7 +6,9 @@ import type { DeliveryLogEntry, DeliveryOutcome, DeliveryVerdict } from '../deli
 import type { ForgebridgeMetrics } from '../metrics.js';
 import type { HeaderMap, IngestResponse, LoggerLike } from '../types.js';
 import type { ApiGatewayEvent } from './api-gateway.js';
-import { type ForgeWebhookEvent, refusalOf, requestSourceOf } from './middleware.js';
+import type { ForgeWebhookEvent } from './middleware.js';
+import { refusalOf } from './refusal.js';
+import { requestSourceOf } from './webhook-sources.js';
 
 /** Options of {@link deliveryLog}. */
 export interface DeliveryLogMiddlewareOptions {
