@@ -10,7 +10,7 @@ import type {
   DiagnosisCode,
   DiagnosisReason,
   SignatureDiagnosis,
-} from './diagnose.js';
+} from './diagnosis.js';
 import type { ForgePreset } from './forges.js';
 import type { StandardHeaderNames } from './standard.js';
 import {
