@@ -6,7 +6,7 @@
  */
 
 import { bodyVariants, isFormBody } from './body-variants.js';
-import { readHeader } from './delivery.js';
+import { readHeader } from './delivery-head.js';
 import {
   type CheckedSignature,
   type DiagnoseOptions,

@@ -2,7 +2,7 @@
  * Which signatures `diagnoseSignature` checks: the ones `readDelivery` would, picked from the request headers or
  * from one signature value; or, when there is none it can check, the verdict at once.
  */
-import { readHeader } from './delivery.js';
+import { readHeader } from './delivery-head.js';
 import { DiagnosisCodes, type DiagnosisReason, type SignatureVerdict } from './diagnosis.js';
 import type { Forge, SignatureScheme, SignatureSource } from './forges.js';
 import type { DeliveryRequest } from './types.js';

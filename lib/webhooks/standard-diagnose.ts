@@ -3,7 +3,7 @@
  * much), a header missing or malformed, a `whsec_` secret that is not base64 or that the sender used without
  * decoding it, the body changed on the way, or the wrong secret. Internal: `diagnoseSignature` calls it.
  */
-import { readHeader } from './delivery.js';
+import { readHeader } from './delivery-head.js';
 import type {
   CheckedSignature,
   DiagnoseOptions,
