@@ -68,16 +68,9 @@ export {
   type ForgeWebhook,
   type ForgeWebhookEvent,
   type ForgeWebhookOptions,
-  type ForgeWebhookSource,
-  type ForgeWebhookSourcesOptions,
   forgeWebhook,
-  forgeWebhookSources,
   type IngestOutcome,
-  type RefusalFacts,
-  refusalOf,
-  type WebhookErrorsOptions,
   type WebhookSecret,
-  webhookErrors,
 } from './ingest/middleware.js';
 export { EventPublisher, type EventPublisherOptions, type PublishResult } from './ingest/publisher.js';
 export {
@@ -87,6 +80,7 @@ export {
   QueueError,
 } from './ingest/queue.js';
 export { type RedriveOptions, type RedriveReport, redriveQueue } from './ingest/redrive.js';
+export { type RefusalFacts, refusalOf } from './ingest/refusal.js';
 export {
   type ResolveDeliveryDependencies,
   type ResolvedDelivery,
@@ -94,6 +88,12 @@ export {
 } from './ingest/resolve-delivery.js';
 export type { SourceHook, SourceHookKind } from './ingest/source-hook.js';
 export { createSubscriber, type SubscriberOptions } from './ingest/subscriber.js';
+export { type WebhookErrorsOptions, webhookErrors } from './ingest/webhook-errors.js';
+export {
+  type ForgeWebhookSource,
+  type ForgeWebhookSourcesOptions,
+  forgeWebhookSources,
+} from './ingest/webhook-sources.js';
 export {
   type DeliveryMetric,
   ForgebridgeMetrics,

@@ -2,7 +2,7 @@
  * The configuration a `Webhooks` instance shares with its middleware, behind a module-private symbol so it
  * (and the secret in it) never shows up as a public property. Internal.
  */
-import type { ResolvedDeliveryOptions } from './delivery.js';
+import type { ResolvedDeliveryOptions } from './delivery-options.js';
 import type { Logger, ReceivedEvent, WebhookEventError } from './types.js';
 
 /** Key of a `Webhooks` instance's internal configuration. Internal. */

@@ -5,106 +5,22 @@
  * secret) so that a user reads the cause instead of "signature does not match".
  */
 
-import { readHeader } from './delivery.js';
-import { type Forge, resolvePreset, type SignatureScheme, type SignatureSource } from './forges.js';
+import { bodyVariants, isFormBody } from './body-variants.js';
+import { readHeader } from './delivery-head.js';
+import {
+  type CheckedSignature,
+  type DiagnoseOptions,
+  type DiagnosisCode,
+  DiagnosisCodes,
+  type DiagnosisReason,
+  type SignatureDiagnosis,
+} from './diagnosis.js';
+import { resolvePreset, type SignatureScheme } from './forges.js';
 import { checkSecret } from './hmac.js';
+import { type Present, selectFromHeaders, selectFromValue } from './signature-selection.js';
 import { standardDiagnosis } from './standard-diagnose.js';
 import type { DeliveryRequest, Secret } from './types.js';
 import { matchesScheme, matchesToken } from './verify.js';
-
-/** The verdict of a signature check, as the ingest would reach it. */
-export type SignatureVerdict = 'verified' | 'bad_signature' | 'missing_header';
-
-/** Stable codes of the reasons a diagnosis gives. */
-export const DiagnosisCodes = {
-  /** Every signature present matches the body as given. */
-  verified: 'verified',
-  /** No signature header (or no signature value) at all. */
-  missingHeader: 'missing_header',
-  /** Only a sha1 signature was sent, and sha256 is required. */
-  sha1Only: 'sha1_only',
-  /** The signature value is not in the form its header carries. */
-  malformedSignature: 'malformed_signature',
-  /** The HMAC is right but written in uppercase hex. */
-  uppercaseHex: 'uppercase_hex',
-  /** The body is empty: an HMAC over no bytes proves nothing. */
-  emptyBody: 'empty_body',
-  /** No configured secret produces the signature over the body or any likely variant of it. */
-  wrongSecret: 'wrong_secret',
-  /** A token header (GitLab) equals none of the configured secrets. */
-  wrongToken: 'wrong_token',
-  /** The signature matches the same JSON written another way (compact, pretty-printed, trailing newline). */
-  reserialized: 'reserialized',
-  /** The signature matches the same JSON with its unicode escapes written the other way. */
-  unicodeEscapes: 'unicode_escapes',
-  /** The signature matches the base64-decoded body: the body was not decoded. */
-  base64Body: 'base64_body',
-  /** The delivery is form-encoded (`payload=...`) instead of JSON. */
-  formEncoded: 'form_encoded',
-  /** Some of several signature headers match and others do not. */
-  partialMatch: 'partial_match',
-  /** Standard Webhooks: the timestamp is older than the tolerance (a late or replayed delivery). */
-  staleTimestamp: 'stale_timestamp',
-  /** Standard Webhooks: the timestamp is further ahead than the tolerance (the sender's clock). */
-  futureTimestamp: 'future_timestamp',
-  /** Standard Webhooks: the timestamp header is not a whole number of Unix seconds. */
-  malformedTimestamp: 'malformed_timestamp',
-  /** Standard Webhooks: a configured `whsec_` secret is not base64 after its prefix. */
-  secretNotBase64: 'secret_not_base64',
-  /** Standard Webhooks: the sender keyed its HMAC with the `whsec_` text instead of the decoded bytes. */
-  secretNotDecoded: 'secret_not_decoded',
-} as const;
-
-/** A reason's stable code. */
-export type DiagnosisCode = (typeof DiagnosisCodes)[keyof typeof DiagnosisCodes];
-
-/** One reason of a diagnosis: a stable code and a plain-words message (no secret, no full signature). */
-export interface DiagnosisReason {
-  readonly code: DiagnosisCode;
-  readonly message: string;
-}
-
-/** One signature that was checked. */
-export interface CheckedSignature {
-  /** The header it came in, lowercase; `undefined` when it was given on its own. */
-  readonly header: string | undefined;
-  readonly scheme: SignatureScheme;
-  /** The value, masked: the prefix and a few characters of an HMAC; nothing of a token. */
-  readonly signature: string;
-  /** Whether it matches the body as given with one of the secrets. */
-  readonly matches: boolean;
-}
-
-/** What `diagnoseSignature` found. */
-export interface SignatureDiagnosis {
-  readonly verdict: SignatureVerdict;
-  /** At least one reason; the first is the main one. */
-  readonly reasons: readonly DiagnosisReason[];
-  /** The signatures checked, masked. */
-  readonly checked: readonly CheckedSignature[];
-}
-
-/** Input of `diagnoseSignature`: the body with either the request headers or one signature value. */
-export type DiagnoseOptions = DiagnoseBase &
-  (
-    | { headers: DeliveryRequest['headers']; signature?: never }
-    | { signature: string | undefined; headers?: never }
-  );
-
-interface DiagnoseBase {
-  /** The body as the receiver verified it (a string is taken as UTF-8). */
-  body: Uint8Array | string;
-  /** The configured secret(s). */
-  secrets: Secret;
-  /** The forge preset: which headers carry a signature, and how. Default `'generic'`. */
-  forge?: Forge;
-  /** Whether a sha1 signature counts when it is the only one. Default `true`, as `readDelivery`. */
-  allowSha1?: boolean;
-  /** Standard Webhooks: the timestamp tolerance in seconds, as `readDelivery`. Default 300. */
-  toleranceSeconds?: number;
-  /** GitLab: which of its two schemes the source requires, as `readDelivery`. Default: either. */
-  verifyWith?: 'signature' | 'token';
-}
 
 const OPTION_KEYS = new Set([
   'body',
@@ -118,9 +34,6 @@ const OPTION_KEYS = new Set([
 ]);
 const HEX = /^[0-9a-f]+$/;
 const HEX_ANY_CASE = /^[0-9a-fA-F]+$/;
-const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
-// A \uXXXX escape of a character from U+0080 up.
-const NON_ASCII_ESCAPE = /\\u(?:00[89a-fA-F]|0[1-9a-fA-F][0-9a-fA-F]|[1-9a-fA-F][0-9a-fA-F]{2})[0-9a-fA-F]/;
 
 /**
  * Diagnoses a delivery's signature: the verdict the ingest reaches and the reasons in plain words. When the
@@ -212,106 +125,6 @@ export function maskSignature(value: string, scheme: SignatureScheme): string {
   const prefix = /^(sha256=|sha1=)/.exec(value)?.[0] ?? '';
   const rest = value.slice(prefix.length).replace(/[^\x20-\x7e]/g, '?');
   return `${prefix}${rest.slice(0, 4)}…[${rest.length} characters]`;
-}
-
-interface Present {
-  readonly header: string | undefined;
-  readonly scheme: SignatureScheme;
-  readonly value: string;
-}
-
-type Selection =
-  | { signatures: readonly Present[] }
-  | { verdict: SignatureVerdict; reasons: DiagnosisReason[] };
-
-/** The signatures `readDelivery` checks: every HMAC-SHA256 one present, else the sha1 one, else the token. */
-function selectFromHeaders(
-  headers: DeliveryRequest['headers'],
-  sources: readonly SignatureSource[],
-  allowSha1: boolean,
-): Selection {
-  const sha256: Present[] = [];
-  let sha1: Present | undefined;
-  let token: Present | undefined;
-  for (const source of sources) {
-    const value = readHeader(headers, source.header);
-    if (value === undefined) continue;
-    const present = { header: source.header, scheme: source.scheme, value };
-    if (source.scheme === 'sha1') sha1 ??= present;
-    else if (source.scheme === 'token') token ??= present;
-    else sha256.push(present);
-  }
-  if (sha256.length > 0) return { signatures: sha256 };
-  const primary = sources.find((source) => source.scheme !== 'sha1') as SignatureSource;
-  if (sha1 !== undefined) {
-    if (allowSha1) return { signatures: [sha1] };
-    return sha1Only(primary.header, sha1.header);
-  }
-  if (token !== undefined) return { signatures: [token] };
-  return missingHeader(sources);
-}
-
-/** The scheme of a lone signature value under a preset: by its prefix, else the preset's bare hex or token. */
-function selectFromValue(
-  value: string | undefined,
-  sources: readonly SignatureSource[],
-  forge: Forge,
-  allowSha1: boolean,
-): Selection {
-  if (value === undefined || value.length === 0) return missingHeader(sources);
-  const find = (scheme: SignatureScheme) => sources.find((source) => source.scheme === scheme);
-  const token = find('token');
-  if (token !== undefined) return { signatures: [{ header: token.header, scheme: 'token', value }] };
-  const primary = sources.find((source) => source.scheme !== 'sha1') as SignatureSource;
-  if (value.startsWith('sha1=')) {
-    const sha1 = find('sha1');
-    if (sha1 === undefined) {
-      return {
-        verdict: 'bad_signature',
-        reasons: [
-          {
-            code: DiagnosisCodes.sha1Only,
-            message: `a sha1 signature was sent but ${forge} signs "${primary.header}" with sha256: check the webhook's settings in the forge`,
-          },
-        ],
-      };
-    }
-    if (!allowSha1) return sha1Only(primary.header, sha1.header);
-    return { signatures: [{ header: sha1.header, scheme: 'sha1', value }] };
-  }
-  const sha256 = find('sha256');
-  const bare = find('hex-sha256');
-  if (value.startsWith('sha256=') && sha256 !== undefined) {
-    return { signatures: [{ header: sha256.header, scheme: 'sha256', value }] };
-  }
-  if (bare !== undefined) return { signatures: [{ header: bare.header, scheme: 'hex-sha256', value }] };
-  return { signatures: [{ header: primary.header, scheme: primary.scheme, value }] };
-}
-
-function sha1Only(primary: string, sha1Header: string | undefined): Selection {
-  return {
-    verdict: 'missing_header',
-    reasons: [
-      {
-        code: DiagnosisCodes.sha1Only,
-        message: `only a sha1 signature was sent ("${sha1Header}") and sha256 is required: the forge sends "${primary}" when the webhook has a secret; sha1-only senders are refused`,
-      },
-    ],
-  };
-}
-
-function missingHeader(sources: readonly SignatureSource[]): Selection {
-  const names = sources.map((source) => `"${source.header}"`).join(' or ');
-  const token = sources.some((source) => source.scheme === 'token');
-  return {
-    verdict: 'missing_header',
-    reasons: [
-      {
-        code: DiagnosisCodes.missingHeader,
-        message: `no signature: the delivery has no ${names} header; set the ${token ? 'secret token' : 'secret'} in the forge's webhook settings`,
-      },
-    ],
-  };
 }
 
 function checkOne(secrets: Secret, present: Present, body: Buffer): boolean {
@@ -407,107 +220,6 @@ function checkShape(
     };
   }
   return undefined;
-}
-
-interface Variant {
-  readonly code: DiagnosisCode;
-  readonly message: string;
-  readonly bytes: Buffer;
-}
-
-const VERIFY_RAW = 'verify the raw bytes as received, before any JSON parsing';
-
-/** Forms the body likely had when the forge signed it, most telling first. */
-function* bodyVariants(body: Buffer, formBody: boolean): Generator<Variant> {
-  const text = body.toString('utf8');
-  if (formBody) {
-    const json = new URLSearchParams(text).get('payload');
-    if (json !== null && json.length > 0) {
-      yield {
-        code: DiagnosisCodes.formEncoded,
-        message: `the delivery is form-encoded ("payload=..."): the signature matches the JSON inside it; set the webhook's content type to "application/json" in the forge settings`,
-        bytes: Buffer.from(json, 'utf8'),
-      };
-    }
-  }
-  const trimmed = text.trim();
-  if (trimmed.length >= 8 && trimmed.length % 4 === 0 && BASE64.test(trimmed)) {
-    const decoded = Buffer.from(
-      trimmed,
-      trimmed.includes('-') || trimmed.includes('_') ? 'base64url' : 'base64',
-    );
-    yield {
-      code: DiagnosisCodes.base64Body,
-      message:
-        'the body is still base64-encoded: the signature matches its base64-decoded bytes; decode the body when the event says "isBase64Encoded" (API Gateway, Lambda function URLs) before verifying',
-      bytes: decoded,
-    };
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return;
-  }
-  if (!formBody && parsed !== null && typeof parsed === 'object') {
-    const form = [`payload=${encodeURIComponent(text)}`, new URLSearchParams({ payload: text }).toString()];
-    for (const candidate of form) {
-      yield {
-        code: DiagnosisCodes.formEncoded,
-        message: `the delivery was form-encoded ("payload=..."): the signature matches the form body, not the JSON taken out of it; set the webhook's content type to "application/json" in the forge settings`,
-        bytes: Buffer.from(candidate, 'utf8'),
-      };
-    }
-  }
-  // The smallest change first: it is the more telling reason when a re-serialization matches too.
-  const newline = text.endsWith('\n');
-  yield {
-    code: DiagnosisCodes.reserialized,
-    message: `the body was changed: the signature matches it ${newline ? 'without' : 'with'} a trailing newline; ${VERIFY_RAW}`,
-    bytes: Buffer.from(newline ? text.replace(/\r?\n$/, '') : `${text}\n`, 'utf8'),
-  };
-  // A body with \uXXXX escapes of non-ASCII characters: JSON.stringify writes the characters themselves, so
-  // a re-serialized form that matches means the escapes were changed.
-  const unescaped = NON_ASCII_ESCAPE.test(text);
-  const layouts: [string, string][] = [
-    [JSON.stringify(parsed), 'written compactly'],
-    [JSON.stringify(parsed, null, 2), 'pretty-printed (2-space indent)'],
-    [JSON.stringify(parsed, null, 4), 'pretty-printed (4-space indent)'],
-    [JSON.stringify(parsed, null, '\t'), 'pretty-printed (tab indent)'],
-  ];
-  for (const [candidate, layout] of layouts) {
-    if (candidate === text) continue;
-    yield unescaped
-      ? {
-          code: DiagnosisCodes.unicodeEscapes,
-          message: `the body was re-serialized with unicode escapes changed: the signature matches the same JSON ${layout} with its \\uXXXX escapes written as UTF-8 characters; ${VERIFY_RAW}`,
-          bytes: Buffer.from(candidate, 'utf8'),
-        }
-      : {
-          code: DiagnosisCodes.reserialized,
-          message: `the body was re-serialized: the signature matches the same JSON ${layout}; ${VERIFY_RAW}`,
-          bytes: Buffer.from(candidate, 'utf8'),
-        };
-  }
-  for (const [candidate, layout] of layouts.slice(0, 2)) {
-    const escaped = escapeNonAscii(candidate);
-    if (escaped === candidate || escaped === text) continue;
-    yield {
-      code: DiagnosisCodes.unicodeEscapes,
-      message: `the body was re-serialized with unicode escapes changed: the signature matches the same JSON ${layout} with non-ASCII characters written as \\uXXXX escapes; ${VERIFY_RAW}`,
-      bytes: Buffer.from(escaped, 'utf8'),
-    };
-  }
-}
-
-function escapeNonAscii(json: string): string {
-  return json.replace(/[\u0080-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
-}
-
-function isFormBody(body: Buffer, contentType: string | undefined): boolean {
-  const type = contentType?.split(';')[0]?.trim().toLowerCase();
-  if (type === 'application/x-www-form-urlencoded') return true;
-  return body.subarray(0, 8).toString('latin1') === 'payload=';
 }
 
 function formReason(): DiagnosisReason {

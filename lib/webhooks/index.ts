@@ -12,17 +12,16 @@ export {
   SignatureAlgorithms,
 } from './constants.js';
 export { readDelivery } from './delivery.js';
+export { diagnoseSignature, maskSignature } from './diagnose.js';
 export {
   type CheckedSignature,
   type DiagnoseOptions,
   type DiagnosisCode,
   DiagnosisCodes,
   type DiagnosisReason,
-  diagnoseSignature,
-  maskSignature,
   type SignatureDiagnosis,
   type SignatureVerdict,
-} from './diagnose.js';
+} from './diagnosis.js';
 export {
   WebhookPayloadError,
   WebhookReceiveError,

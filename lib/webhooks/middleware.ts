@@ -2,7 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { type HasWebhooksConfig, kWebhooksConfig } from './config.js';
 import { ErrorCodes } from './constants.js';
-import { type DeliveryHead, readDeliveryBody, readDeliveryHead, receivedEvent } from './delivery.js';
+import { readDeliveryBody, receivedEvent } from './delivery.js';
+import { type DeliveryHead, readDeliveryHead } from './delivery-head.js';
 import { refusalError } from './errors.js';
 import type { MiddlewareOptions } from './types.js';
 

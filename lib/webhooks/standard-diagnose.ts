@@ -3,14 +3,14 @@
  * much), a header missing or malformed, a `whsec_` secret that is not base64 or that the sender used without
  * decoding it, the body changed on the way, or the wrong secret. Internal: `diagnoseSignature` calls it.
  */
-import { readHeader } from './delivery.js';
+import { readHeader } from './delivery-head.js';
 import type {
   CheckedSignature,
   DiagnoseOptions,
   DiagnosisCode,
   DiagnosisReason,
   SignatureDiagnosis,
-} from './diagnose.js';
+} from './diagnosis.js';
 import type { ForgePreset } from './forges.js';
 import type { StandardHeaderNames } from './standard.js';
 import {

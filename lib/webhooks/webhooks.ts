@@ -1,6 +1,6 @@
 import { kWebhooksConfig, type WebhooksConfig } from './config.js';
 import { DEFAULT_PATH, DEFAULT_TIMEOUT_MS, ErrorCodes } from './constants.js';
-import { resolveDeliveryOptions } from './delivery.js';
+import { resolveDeliveryOptions } from './delivery-options.js';
 import { WebhookPayloadError, WebhookVerificationError } from './errors.js';
 import { EventHandler } from './event-handler.js';
 import type { EmitterWebhookEventName } from './event-types.js';

@@ -1,13 +1,21 @@
 /**
  * The delivery log: one record per request the ingest answers, subscribers' outcomes beside it, in DynamoDB.
  */
+export { DeliveryLog, type DeliveryLogOptions } from './delivery-log.js';
+export {
+  forgeHeaders,
+  isFrontDoorHeader,
+  isMaskedHeader,
+  MASKED,
+  maskHeaders,
+  SIGNATURE_HEADERS,
+} from './mask-headers.js';
+export { type DeliveryReportOptions, type ReportableEvent, withDeliveryReport } from './report.js';
 export {
   type DeliveryDetails,
   type DeliveryListPage,
   type DeliveryListQuery,
-  DeliveryLog,
   type DeliveryLogEntry,
-  type DeliveryLogOptions,
   type DeliveryOutcome,
   DeliveryOutcomes,
   type DeliveryRecord,
@@ -18,13 +26,4 @@ export {
   type RecordResult,
   type SubscriberOutcome,
   type SubscriberReport,
-} from './delivery-log.js';
-export {
-  forgeHeaders,
-  isFrontDoorHeader,
-  isMaskedHeader,
-  MASKED,
-  maskHeaders,
-  SIGNATURE_HEADERS,
-} from './mask-headers.js';
-export { type DeliveryReportOptions, type ReportableEvent, withDeliveryReport } from './report.js';
+} from './schema.js';

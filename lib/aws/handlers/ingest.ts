@@ -10,13 +10,10 @@ import { type IngestConfig, readIngestConfig, type WebhookSourceConfig } from '.
 import { deliveryLog } from '../ingest/delivery-log-middleware.js';
 import { createIngest, type PublisherLike } from '../ingest/ingest.js';
 import { jsonBody } from '../ingest/json-body.js';
-import {
-  type ForgeWebhookSource,
-  forgeWebhookSources,
-  type WebhookSecret,
-  webhookErrors,
-} from '../ingest/middleware.js';
+import type { WebhookSecret } from '../ingest/middleware.js';
 import type { DeliveryQueue } from '../ingest/queue.js';
+import { webhookErrors } from '../ingest/webhook-errors.js';
+import { type ForgeWebhookSource, forgeWebhookSources } from '../ingest/webhook-sources.js';
 import { ForgebridgeMetrics } from '../metrics.js';
 import { createSecretsProvider } from '../secrets.js';
 import type { LoggerLike } from '../types.js';

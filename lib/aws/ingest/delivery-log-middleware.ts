@@ -1,16 +1,14 @@
 import type { MiddlewareObj } from '@middy/core';
 import { ErrorCodes } from '../../webhooks/index.js';
 import { AwsErrorCodes } from '../constants.js';
-import type {
-  DeliveryLog,
-  DeliveryLogEntry,
-  DeliveryOutcome,
-  DeliveryVerdict,
-} from '../delivery-log/delivery-log.js';
+import type { DeliveryLog } from '../delivery-log/delivery-log.js';
+import type { DeliveryLogEntry, DeliveryOutcome, DeliveryVerdict } from '../delivery-log/schema.js';
 import type { ForgebridgeMetrics } from '../metrics.js';
 import type { HeaderMap, IngestResponse, LoggerLike } from '../types.js';
 import type { ApiGatewayEvent } from './api-gateway.js';
-import { type ForgeWebhookEvent, refusalOf, requestSourceOf } from './middleware.js';
+import type { ForgeWebhookEvent } from './middleware.js';
+import { refusalOf } from './refusal.js';
+import { requestSourceOf } from './webhook-sources.js';
 
 /** Options of {@link deliveryLog}. */
 export interface DeliveryLogMiddlewareOptions {

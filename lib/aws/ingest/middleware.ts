@@ -3,20 +3,14 @@ import type { APIGatewayProxyEvent, APIGatewayProxyEventV2 } from 'aws-lambda';
 import {
   type DeliveryHeaderNames,
   type DeliveryOptions,
-  diagnoseSignature,
-  ErrorCodes,
   type Forge,
   readDelivery,
-  resolvePreset,
-  routeForgeEvent,
-  type SignatureDiagnosis,
 } from '../../webhooks/index.js';
 import { AwsErrorCodes } from '../constants.js';
-import { DEFAULT_SOURCE } from '../delivery-key.js';
 import { AwsBridgeError, IngestError, SecretsError } from '../errors.js';
-import { errorCode, isSourceName } from '../rules.js';
-import type { HeaderMap, IngestResponse, LoggerLike, PayloadRef } from '../types.js';
+import type { PayloadRef } from '../types.js';
 import { type ApiGatewayEvent, fromApiGatewayEvent } from './api-gateway.js';
+import { describeRefusal, keepRefusal } from './refusal.js';
 
 /** The webhook secret(s): fixed, or a function giving the current list (rotation, SSM). */
 export type WebhookSecret = string | readonly string[] | (() => Promise<readonly string[]>);
@@ -57,32 +51,6 @@ export interface ForgeWebhook {
   readonly source?: string | undefined;
 }
 
-/** One source of {@link forgeWebhookSources}: its name, forge preset and secret. */
-export interface ForgeWebhookSource {
-  /** The path segment of `/webhooks/{source}`; `default` is the source of `/webhooks`. */
-  name: string;
-  /** Secret(s) of this source; a function is called per delivery (cache inside it). Required. */
-  secret: WebhookSecret | undefined;
-  /** The forge's preset. Default `'generic'`. */
-  forge?: Forge | undefined;
-  /** Header names, over the preset's. */
-  headers?: DeliveryHeaderNames | undefined;
-  /** Standard Webhooks: this source's timestamp tolerance in seconds. Default 300. */
-  toleranceSeconds?: number | undefined;
-  /** GitLab: require the signing token's signature, or the shared token. Default: either. */
-  verifyWith?: 'signature' | 'token' | undefined;
-}
-
-/** Options of {@link forgeWebhookSources}. */
-export interface ForgeWebhookSourcesOptions {
-  /** The sources, each with a unique name. */
-  sources: readonly ForgeWebhookSource[];
-  /** Accept a sha1 signature when it is the only one (every source). Default `true`. */
-  allowSha1?: boolean | undefined;
-  /** Largest body accepted, in bytes (every source). Default 25 MiB. */
-  maxBodyBytes?: number | undefined;
-}
-
 /** What the ingest did with a delivery it answered 2xx, as it leaves it at `event.ingestOutcome` for the log. */
 export interface IngestOutcome {
   status: 'published' | 'queued' | 'duplicate';
@@ -90,107 +58,6 @@ export interface IngestOutcome {
   eventId?: string | undefined;
   /** The claim-check object, when the body went to S3. */
   payloadRef?: PayloadRef | undefined;
-}
-
-/**
- * What a refused request said of itself, read from its headers (unverified), and for a failed signature the
- * diagnosis; {@link refusalOf} computes it on demand, so a refusal costs nothing more unless someone asks.
- */
-export interface RefusalFacts {
-  forge: Forge;
-  /** The delivery id header, when present. */
-  deliveryId?: string | undefined;
-  /** The catalogue event name the headers (and body, when it is JSON) claim. */
-  event?: string | undefined;
-  action?: string | undefined;
-  nativeEvent?: string | undefined;
-  nativeAction?: string | undefined;
-  /** `diagnoseSignature`'s finding for a signature refused or missing. */
-  diagnosis?: SignatureDiagnosis | undefined;
-}
-
-const refusals = new WeakMap<object, () => RefusalFacts>();
-
-/** The facts of a request `forgeWebhook` refused, computed now; `undefined` for any other error. */
-export function refusalOf(error: unknown): RefusalFacts | undefined {
-  const facts = typeof error === 'object' && error !== null ? refusals.get(error) : undefined;
-  return facts?.();
-}
-
-/** Bodies up to this size are parsed to name a refused delivery's action; a larger one keeps only its event. */
-const MAX_PARSED_REFUSAL_BYTES = 1024 * 1024;
-
-function firstHeader(headers: HeaderMap, names: readonly string[]): string | undefined {
-  for (const name of names) {
-    const value = Object.hasOwn(headers, name) ? headers[name] : undefined;
-    const first = Array.isArray(value) ? value[0] : value;
-    if (typeof first === 'string' && first !== '') return first;
-  }
-  return undefined;
-}
-
-function describeRefusal(
-  code: string,
-  request: { headers: HeaderMap; body: Buffer },
-  options: Omit<DeliveryOptions, 'secret'>,
-  secrets: string | readonly string[],
-): RefusalFacts {
-  const preset = resolvePreset(options.forge);
-  const headerNames = options.headers ?? {};
-  const eventHeaders = headerNames.event ? [headerNames.event.toLowerCase()] : preset.eventHeaders;
-  const deliveryHeaders = headerNames.delivery
-    ? [headerNames.delivery.toLowerCase()]
-    : preset.deliveryHeaders;
-  const facts: RefusalFacts = {
-    forge: preset.forge,
-    deliveryId: firstHeader(request.headers, deliveryHeaders),
-  };
-  const nativeName = firstHeader(request.headers, eventHeaders);
-  if (nativeName !== undefined) {
-    let payload: unknown;
-    if (request.body.byteLength <= MAX_PARSED_REFUSAL_BYTES) {
-      try {
-        payload = JSON.parse(request.body.toString('utf8'));
-      } catch {
-        payload = undefined;
-      }
-    }
-    const route = routeForgeEvent(preset.forge, nativeName, payload);
-    facts.event = route.name;
-    facts.action = route.action;
-    facts.nativeEvent = nativeName;
-    facts.nativeAction = route.nativeAction;
-  }
-  // The diagnosis knows the preset's signature headers only: with renamed ones it would misread the request.
-  const customSignatureHeaders =
-    headerNames.signature256 !== undefined ||
-    headerNames.signature !== undefined ||
-    headerNames.token !== undefined;
-  const signatureCodes: readonly string[] = [
-    ErrorCodes.invalidSignature,
-    ErrorCodes.missingHeader,
-    ErrorCodes.invalidHeader,
-    ErrorCodes.staleTimestamp,
-    ErrorCodes.futureTimestamp,
-  ];
-  if (signatureCodes.includes(code) && !customSignatureHeaders) {
-    try {
-      const diagnosis = diagnoseSignature({
-        body: request.body,
-        headers: request.headers,
-        secrets: typeof secrets === 'string' ? secrets : [...secrets],
-        forge: preset.forge,
-        allowSha1: options.allowSha1 ?? true,
-        ...(options.toleranceSeconds === undefined ? {} : { toleranceSeconds: options.toleranceSeconds }),
-        ...(options.verifyWith === undefined ? {} : { verifyWith: options.verifyWith }),
-      });
-      // A missing event or delivery header with a good signature is no signature matter.
-      if (diagnosis.verdict !== 'verified') facts.diagnosis = diagnosis;
-    } catch {
-      // No diagnosis is better than a failed log record.
-    }
-  }
-  return facts;
 }
 
 type WithBody<TEvent, TBody> = TEvent extends unknown ? Omit<TEvent, 'body'> & { body: TBody } : never;
@@ -209,12 +76,6 @@ export type ForgeWebhookEvent<TBody = Record<string, unknown>> = WithBody<
   ingestOutcome?: IngestOutcome | undefined;
 };
 
-/** Options of {@link webhookErrors}. */
-export interface WebhookErrorsOptions {
-  /** Where refused and failed deliveries are logged (status, code, delivery id; never a secret or the body). */
-  logger?: LoggerLike | undefined;
-}
-
 const OPTION_KEYS = new Set([
   'secret',
   'forge',
@@ -225,7 +86,6 @@ const OPTION_KEYS = new Set([
   'verifyWith',
 ]);
 const PROBE = { method: 'GET', headers: {}, body: '' };
-const JSON_HEADERS = { 'content-type': 'application/json' } as const;
 
 /**
  * Middy middleware that verifies a forge webhook before anything parses it: method, content type, the event,
@@ -285,7 +145,7 @@ export function forgeWebhook(options: ForgeWebhookOptions): MiddlewareObj<ForgeW
       if (!result.ok) {
         const error = new IngestError(result.status, result.code, result.message);
         const { code } = result;
-        refusals.set(error, () => describeRefusal(code, { headers: http.headers, body }, base, secrets));
+        keepRefusal(error, () => describeRefusal(code, { headers: http.headers, body }, base, secrets));
         throw error;
       }
       const headers: Record<string, string> = {};
@@ -314,84 +174,6 @@ export function forgeWebhook(options: ForgeWebhookOptions): MiddlewareObj<ForgeW
   };
 }
 
-// A Function URL has no route: its path is read the way the HTTP API route reads it.
-const SOURCE_PATH = /^\/webhooks\/([^/]+)\/?$/;
-
-/**
- * Middy middleware serving several webhook sources from one function: it picks the source from the route's
- * `{source}` path parameter (`/webhooks/{source}`; a Function URL's path is read the same way; `/webhooks` is
- * `default`), answers an unknown one 404 `unknown_source` before any secret is read, and then runs that
- * source's {@link forgeWebhook}. `event.webhook.source` names the source.
- *
- * @throws TypeError on construction for an invalid, repeated or misconfigured source.
- */
-export function forgeWebhookSources(
-  options: ForgeWebhookSourcesOptions,
-): MiddlewareObj<ForgeWebhookEvent<unknown>> {
-  if (options === null || typeof options !== 'object') throw new TypeError('"options" must be an object');
-  if (!Array.isArray(options.sources) || options.sources.length === 0) {
-    throw new TypeError('"sources" must be a non-empty array');
-  }
-  const bySource = new Map<string, MiddlewareObj<ForgeWebhookEvent<unknown>>>();
-  for (const [index, source] of options.sources.entries()) {
-    if (!isSourceName(source?.name)) {
-      throw new TypeError(
-        `"sources[${index}].name" must be 1 to 64 lowercase letters, digits or inner hyphens`,
-      );
-    }
-    if (bySource.has(source.name)) throw new TypeError(`"sources[${index}].name" is repeated`);
-    const webhookOptions: ForgeWebhookOptions = { secret: source.secret };
-    if (source.forge !== undefined) webhookOptions.forge = source.forge;
-    if (source.headers !== undefined) webhookOptions.headers = source.headers;
-    if (source.toleranceSeconds !== undefined) webhookOptions.toleranceSeconds = source.toleranceSeconds;
-    if (source.verifyWith !== undefined) webhookOptions.verifyWith = source.verifyWith;
-    if (options.allowSha1 !== undefined) webhookOptions.allowSha1 = options.allowSha1;
-    if (options.maxBodyBytes !== undefined) webhookOptions.maxBodyBytes = options.maxBodyBytes;
-    bySource.set(source.name, forgeWebhook(webhookOptions));
-  }
-  return {
-    before: async (request) => {
-      const name = sourceOf(request.event as unknown as ApiGatewayEvent);
-      const middleware = name === undefined ? undefined : bySource.get(name);
-      if (name === undefined || middleware === undefined) {
-        const shown = isSourceName(name) ? ` "${name}"` : '';
-        throw new IngestError(404, AwsErrorCodes.unknownSource, `unknown webhook source${shown}`);
-      }
-      await middleware.before?.(request);
-      const event = request.event;
-      event.webhook = { ...event.webhook, source: name };
-    },
-  };
-}
-
-/**
- * The webhook source a request's path names, as {@link forgeWebhookSources} reads it, when it is a valid source
- * name (configured or not); `undefined` otherwise.
- */
-export function requestSourceOf(event: unknown): string | undefined {
-  const name = sourceOf(event as ApiGatewayEvent);
-  return isSourceName(name) ? name : undefined;
-}
-
-/** The source named by the request's path: `undefined` when the path names something that is not a source. */
-function sourceOf(event: ApiGatewayEvent): string | undefined {
-  if (typeof event !== 'object' || event === null) return DEFAULT_SOURCE;
-  const parameters: unknown = event.pathParameters;
-  if (typeof parameters === 'object' && parameters !== null && Object.hasOwn(parameters, 'source')) {
-    const value: unknown = (parameters as Record<string, unknown>).source;
-    return typeof value === 'string' ? value : undefined;
-  }
-  const path: unknown = 'rawPath' in event ? event.rawPath : (event as { path?: unknown }).path;
-  if (typeof path !== 'string') return DEFAULT_SOURCE;
-  const match = SOURCE_PATH.exec(path);
-  if (match === null) return DEFAULT_SOURCE;
-  try {
-    return decodeURIComponent(match[1] as string);
-  } catch {
-    return undefined;
-  }
-}
-
 async function loadSecrets(load: () => Promise<readonly string[]>): Promise<readonly string[]> {
   try {
     return await load();
@@ -400,74 +182,5 @@ async function loadSecrets(load: () => Promise<readonly string[]>): Promise<read
     throw new SecretsError(AwsErrorCodes.secretsUnavailable, 'webhook secrets could not be loaded', {
       cause: error,
     });
-  }
-}
-
-/**
- * Middy middleware that answers every error of the chain as `{"error":{"code","message"}}` JSON: an
- * {@link IngestError} with its status and code; `@middy/http-json-body-parser`'s 422 as 400 `invalid_json`
- * (and its 415 as `unsupported_media_type`); anything else as 503 `service_unavailable` with a generic message.
- * Use it last, so it runs first on error.
- */
-export function webhookErrors(options: WebhookErrorsOptions = {}): MiddlewareObj<ForgeWebhookEvent<unknown>> {
-  const logger = options.logger;
-  return {
-    onError: (request) => {
-      const { status, code, message } = answerFor(request.error);
-      const webhook = (request.event as Partial<ForgeWebhookEvent<unknown>> | undefined)?.webhook;
-      const fields = {
-        status,
-        code,
-        ...(webhook === undefined ? {} : { delivery: webhook.id, event: webhook.name }),
-      };
-      if (status >= 500) {
-        const cause = (request.error as { cause?: unknown } | null | undefined)?.cause;
-        logger?.error('delivery failed', {
-          ...fields,
-          errorCode: errorCode(request.error),
-          ...(cause === undefined ? {} : { causeCode: errorCode(cause) }),
-          // A TypeError is a misconfiguration: its message names the option, never a secret.
-          ...(request.error instanceof TypeError ? { message: request.error.message } : {}),
-        });
-      } else if (status === 409) {
-        logger?.info('delivery in progress', fields);
-      } else {
-        logger?.warn('delivery rejected', fields);
-      }
-      const response: IngestResponse = {
-        statusCode: status,
-        headers: { ...JSON_HEADERS },
-        body: JSON.stringify({ error: { code, message } }),
-      };
-      request.response = response;
-    },
-  };
-}
-
-const UNAVAILABLE = {
-  status: 503,
-  code: AwsErrorCodes.serviceUnavailable,
-  message: 'delivery not accepted, retry later',
-} as const;
-
-function answerFor(error: unknown): { status: number; code: string; message: string } {
-  const statusCode = (error as { statusCode?: unknown } | null | undefined)?.statusCode;
-  if (typeof statusCode !== 'number' || statusCode < 400 || statusCode >= 500) return UNAVAILABLE;
-  if (error instanceof IngestError) return { status: statusCode, code: error.code, message: error.message };
-  switch (statusCode) {
-    case 422:
-      return { status: 400, code: ErrorCodes.invalidJson, message: 'body is not valid JSON' };
-    case 415:
-      return {
-        status: 415,
-        code: ErrorCodes.unsupportedMediaType,
-        message: 'content type is not supported, use "application/json"',
-      };
-    case 413:
-      return { status: 413, code: ErrorCodes.payloadTooLarge, message: 'body is too large' };
-    case 404:
-      return { status: 404, code: ErrorCodes.notFound, message: 'not found' };
-    default:
-      return { status: statusCode, code: AwsErrorCodes.badRequest, message: 'request refused' };
   }
 }
