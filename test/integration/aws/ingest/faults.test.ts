@@ -125,6 +125,8 @@ async function coldStart(): Promise<{ ingest: Handler; redrive: Handler; tableNa
     FORGEBRIDGE_WEBHOOK_SECRET: TEST_SECRET,
     // Error lines only (the log guard reads them): thousands of info lines would bury the figures.
     POWERTOOLS_LOG_LEVEL: 'ERROR',
+    // Nor two metric lines per delivery (the metrics have their own test).
+    POWERTOOLS_METRICS_DISABLED: 'true',
   };
   for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
   const ingest = (await import('../../../../functions/ingest/handler.js')) as unknown as { handler: Handler };
