@@ -12,11 +12,11 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { TableDefinitions } from '../../../infra/tables.js';
 import { DeliveryLog, type DeliveryLogEntry } from '../../../lib/aws/delivery-log/index.js';
-import { main } from '../../../lib/cli/program.js';
 import { deliveryHeaders } from '../../../lib/webhooks/index.js';
 import { createTable } from '../../../local-stack/dynamodb.js';
 import { type LocalS3, startS3 } from '../../../local-stack/s3.js';
-import { expectOneLineError, NO_AWS_CREDENTIALS, type Run } from '../../helpers/cli.js';
+import { expectOneLineError, type Run } from '../../helpers/cli.js';
+import { runMain, type StartedMain, startMain } from '../../helpers/cli-in-process.js';
 import { type FaultEventBridge, startFaultEventBridge } from '../../helpers/fault-eventbridge.js';
 import { type SseServer, startSseServer } from '../../helpers/sse-server.js';
 import {
@@ -34,61 +34,10 @@ import {
   useCliFixture,
 } from './scenarios.js';
 
-interface Started {
-  done: Promise<Run>;
-  stdout(): string;
-  stderr(): string;
-}
+type Started = StartedMain;
+const start = startMain;
 
-/**
- * Starts `main` with `args` in this process: no colours, none of the machine's FORGEBRIDGE_* / AWS_* variables
- * (and no AWS credentials anywhere), stdout and stderr captured. Everything is restored when it ends.
- */
-function start(args: string[], env: Record<string, string> = {}): Started {
-  const saved = { ...process.env };
-  for (const name of Object.keys(process.env)) {
-    if (name.startsWith('FORGEBRIDGE_') || name.startsWith('AWS_') || name === 'FORCE_COLOR')
-      delete process.env[name];
-  }
-  Object.assign(process.env, {
-    NO_COLOR: '1',
-    ...NO_AWS_CREDENTIALS,
-    ...env,
-  });
-  let stdout = '';
-  let stderr = '';
-  const text = (chunk: unknown) =>
-    typeof chunk === 'string' ? chunk : Buffer.from(chunk as Uint8Array).toString('utf8');
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: unknown) => {
-    stdout += text(chunk);
-    return true;
-  });
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: unknown) => {
-    stderr += text(chunk);
-    return true;
-  });
-  const restore = () => {
-    out.mockRestore();
-    err.mockRestore();
-    for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
-    Object.assign(process.env, saved);
-  };
-  const done = main([process.execPath, 'forgebridge', ...args]).then(
-    (code) => {
-      restore();
-      return { code, stdout, stderr };
-    },
-    (error: unknown) => {
-      restore();
-      throw error;
-    },
-  );
-  return { done, stdout: () => stdout, stderr: () => stderr };
-}
-
-function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return start(args, env).done;
-}
+const cli = runMain;
 /** Runs a log command against the fixture's table on DynamoDB Local. */
 function cliLog(args: string[], env: Record<string, string> = {}): Promise<Run> {
   return cli([...args, '--endpoint', fixture.endpoint, '--table', fixture.tableName], env);
