@@ -28,7 +28,7 @@ import type {
   ReceivedEvent,
   Secret,
 } from './types.js';
-import { matchesScheme } from './verify.js';
+import { schemeMatchIndex } from './verify.js';
 
 /** Options of `readDelivery` with every default applied and every field checked. Internal. */
 export interface ResolvedDeliveryOptions {
@@ -269,15 +269,20 @@ export function readDeliveryBody(
     );
   }
   let verified = head.signatures.length > 0;
+  // The position in the secret list of the secret that proved the first signature (every one must match).
+  let secretIndex = -1;
   for (const signature of head.signatures) {
+    let index = -1;
     if (signature.scheme === 'standard') {
       // The id and timestamp are signed with the body: an empty body is then a JSON matter, answered below.
       const { id, timestamp } = head.standard ?? { id: '', timestamp: '' };
-      if (matchStandard(options.standardKeys, id, timestamp, rawBody, signature.value) < 0) verified = false;
+      index = matchStandard(options.standardKeys, id, timestamp, rawBody, signature.value);
     }
     // An HMAC over no bytes proves nothing about the delivery; a token says nothing about the body anyway.
-    else if (signature.scheme !== 'token' && rawBody.byteLength === 0) verified = false;
-    else if (!matchesScheme(options.secret, signature.scheme, signature.value, rawBody)) verified = false;
+    else if (signature.scheme !== 'token' && rawBody.byteLength === 0) index = -1;
+    else index = schemeMatchIndex(options.secret, signature.scheme, signature.value, rawBody);
+    if (index < 0) verified = false;
+    else if (secretIndex < 0) secretIndex = index;
   }
   if (!verified) {
     const scheme = head.signatures[0]?.scheme;
@@ -318,6 +323,7 @@ export function readDeliveryBody(
     nativeAction: route.nativeAction,
     payload,
     rawBody,
+    secretIndex,
   };
 }
 

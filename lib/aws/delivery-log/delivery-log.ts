@@ -75,6 +75,8 @@ export interface DeliveryLogEntry {
   nativeAction?: string | undefined;
   /** Size of the raw body. Default `body.byteLength`, else 0. */
   bodyBytes?: number | undefined;
+  /** Which secret of the source's list verified it, by position (0 = the first); never the secret. */
+  secretIndex?: number | undefined;
   verdict: DeliveryVerdict;
   /** Why the verdict or outcome is what it is, in words safe to show (cut at 256 characters). */
   reason?: string | undefined;
@@ -117,6 +119,8 @@ export interface DeliveryRecord {
   nativeEvent?: string;
   nativeAction?: string;
   bodyBytes: number;
+  /** Which secret of the source's list verified it, by position (`get` only; records from before have none). */
+  secretIndex?: number;
   verdict: DeliveryVerdict;
   reason?: string;
   /** A failed signature's diagnosis, when there was one. */
@@ -229,6 +233,13 @@ const RECORD_PREFIX = 'record#';
 const SUBSCRIBERS_SK = 'subscribers';
 const DELIVERY_PREFIX = 'delivery#';
 const REQUEST_PREFIX = 'request#';
+/** A secret's position in a source's list, when it is one (a small non-negative integer); else none. */
+function secretIndexOf(value: unknown): number | undefined {
+  return Number.isInteger(value) && (value as number) >= 0 && (value as number) < 1000
+    ? (value as number)
+    : undefined;
+}
+
 /** Keeps every record under DynamoDB's 400 KB item limit: body + headers (≤ 100 × ~1.3 KB) + summary. */
 const MAX_PAYLOAD_BYTES = 350 * 1024;
 const MAX_LIMIT = 1000;
@@ -417,6 +428,7 @@ export class DeliveryLog {
       nativeEvent: text(entry.nativeEvent),
       nativeAction: text(entry.nativeAction),
       bodyBytes,
+      secretIndex: secretIndexOf(entry.secretIndex),
       verdict: entry.verdict,
       reason: text(entry.reason),
       diagnosis: diagnosisOf(entry.diagnosis),

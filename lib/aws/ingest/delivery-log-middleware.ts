@@ -138,6 +138,7 @@ export function deliveryLog(
           forge: webhook.forge,
           nativeEvent: webhook.nativeName,
           nativeAction: webhook.nativeAction,
+          secretIndex: webhook.secretIndex,
         });
       }
       if (!failed) {

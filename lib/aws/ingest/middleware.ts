@@ -55,6 +55,8 @@ export interface ForgeWebhook {
   readonly nativeAction?: string | undefined;
   /** The source it came in through, set by {@link forgeWebhookSources}. */
   readonly source?: string | undefined;
+  /** Which secret of the source's list verified it, by position (0 = the first); never the secret. */
+  readonly secretIndex?: number | undefined;
 }
 
 /** One source of {@link forgeWebhookSources}: its name, forge preset and secret. */
@@ -309,6 +311,7 @@ export function forgeWebhook(options: ForgeWebhookOptions): MiddlewareObj<ForgeW
         forge: result.forge,
         nativeName: result.nativeName,
         nativeAction: result.nativeAction,
+        secretIndex: result.secretIndex,
       };
     },
   };
