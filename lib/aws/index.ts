@@ -116,6 +116,7 @@ export type { ReconcileReport } from './reconcile/types.js';
 export { errorCode, isDeliveryId, isOffline, isSourceName, positive, SOURCE_NAME_RULE } from './rules.js';
 export {
   createSecretsProvider,
+  parseSecretList,
   type SecretsProvider,
   type SecretsProviderOptions,
 } from './secrets.js';
