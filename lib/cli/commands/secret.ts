@@ -1,7 +1,7 @@
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import type { Command } from 'commander';
-import { isSourceName, parseSecretList, sourceSecretEnv } from '../../aws/index.js';
+import { AwsDefaults, isSourceName, parseSecretList, sourceSecretEnv } from '../../aws/index.js';
 import { type Forge, Forges } from '../../webhooks/index.js';
 import { awsFailure, openLog, resolveLogTarget, stageRegion } from '../delivery-log.js';
 import { CliError, ExitCodes } from '../errors.js';
@@ -93,7 +93,7 @@ async function rotate(options: SecretOptions): Promise<void> {
   const fresh = newSecretFor(store.forge);
   const note = await store.write(rotatedList(current, fresh));
   print(
-    `${paint('bold', 'new secret')} of source "${options.source}" (shown once: paste it into the forge's webhook settings now):`,
+    `${paint('bold', 'new secret')} of source "${options.source}" (shown once: ${pasteWhen(store.local)}):`,
   );
   print(`  ${fresh}`);
   print(
@@ -225,4 +225,11 @@ function localStore(options: SecretOptions): Store {
 
 function capital(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** When the forge may get the new secret: a stage's ingest keeps the list it read for up to 5 minutes. */
+function pasteWhen(local: boolean): string {
+  return local
+    ? "paste it into the forge's webhook settings once the stack has restarted with it"
+    : `paste it into the forge's webhook settings in ${AwsDefaults.secretsMaxAgeSeconds / 60} minutes, when every ingest has read the new list`;
 }
