@@ -62,6 +62,11 @@ export interface LocalStackOptions {
   stage?: string;
   /** The webhook secret(s), comma-separated. Default: a random one (tests) — `npm start` passes its own. */
   webhookSecret?: string;
+  /**
+   * A source's own secret(s), comma-separated, by source name, over the stack's convention (`npm start` takes
+   * them from FORGEBRIDGE_WEBHOOK_SECRET_<NAME>: a rotation restarts the stack with the source's new list).
+   */
+  sourceSecrets?: Readonly<Record<string, string>>;
   /** Ports of serverless-offline and the EventBridge mock; each one left out is a free port. */
   ports?: Partial<OfflinePorts>;
   /** Put a stoppable TCP proxy between the ingest and the local bus (tests make the bus fail with it). */
@@ -133,6 +138,8 @@ export interface LocalStack {
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const stage = options.stage ?? 'local';
   const secret = options.webhookSecret ?? randomBytes(24).toString('base64url');
+  const sourceSecretOf = (name: string): string =>
+    (name === 'default' ? undefined : options.sourceSecrets?.[name]) ?? localSourceSecret(secret, name);
   const names = {
     bus: `forgebridge-${stage}`,
     dedupeTable: `forgebridge-${stage}-dedupe`,
@@ -233,7 +240,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...Object.fromEntries(
         LOCAL_SOURCES.filter(({ name }) => name !== 'default').map(({ name }) => [
           sourceSecretEnv(name),
-          localSourceSecret(secret, name),
+          sourceSecretOf(name),
         ]),
       ),
       FORGEBRIDGE_OAUTH_CLIENTS: JSON.stringify(oauthClients),
@@ -275,7 +282,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       name,
       forge,
       url: name === 'default' ? webhookUrl : `${webhookUrl}/${name}`,
-      secret: localSourceSecret(secret, name),
+      secret: sourceSecretOf(name),
     }));
     const logClient = new DynamoDBClient(dynamodb.clientConfig);
     const inspector = await startInspector({

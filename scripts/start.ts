@@ -8,9 +8,10 @@ import { once } from 'node:events';
 import { rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { sourceSecretEnv } from '../lib/aws/index.js';
 import { createConsoleFilter, parseStartArgs } from '../local-stack/console-filter.js';
 import { createLineReader } from '../local-stack/function-logs.js';
-import { DEVELOPMENT_WEBHOOK_SECRET, startLocalStack } from '../local-stack/stack.js';
+import { DEVELOPMENT_WEBHOOK_SECRET, LOCAL_SOURCES, startLocalStack } from '../local-stack/stack.js';
 import { sourceLines, writeStateFile } from '../local-stack/state-file.js';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -47,6 +48,13 @@ console.log(
 );
 const stack = await startLocalStack({
   webhookSecret: env.FORGEBRIDGE_WEBHOOK_SECRET || DEVELOPMENT_WEBHOOK_SECRET,
+  // A source's own list (a secret rotation): FORGEBRIDGE_WEBHOOK_SECRET_<NAME>, else the stack's convention.
+  sourceSecrets: Object.fromEntries(
+    LOCAL_SOURCES.flatMap(({ name }) => {
+      const value = env[sourceSecretEnv(name)];
+      return name !== 'default' && value ? [[name, value]] : [];
+    }),
+  ),
   ports: {
     http: await preferredPort(Number(env.FORGEBRIDGE_HTTP_PORT || 3000)),
     eventBridge: await preferredPort(Number(env.FORGEBRIDGE_EVENTBRIDGE_PORT || 4010)),

@@ -117,6 +117,7 @@ export type { ReconcileReport, SourceCounts } from './reconcile/types.js';
 export { errorCode, isDeliveryId, isOffline, isSourceName, positive, SOURCE_NAME_RULE } from './rules.js';
 export {
   createSecretsProvider,
+  parseSecretList,
   type SecretsProvider,
   type SecretsProviderOptions,
 } from './secrets.js';

@@ -10,6 +10,7 @@ import { registerInspect } from './commands/inspect.js';
 import { registerReconcile } from './commands/reconcile.js';
 import { registerReplay } from './commands/replay.js';
 import { registerRules } from './commands/rules.js';
+import { registerSecret } from './commands/secret.js';
 import { registerSend } from './commands/send.js';
 import { registerStatus } from './commands/status.js';
 import { registerVerify } from './commands/verify.js';
@@ -51,6 +52,7 @@ Exit codes: 0 done, 1 negative outcome (a non-2xx answer, a signature that does 
   registerReplay(program, version);
   registerReconcile(program);
   registerStatus(program);
+  registerSecret(program);
   registerInspect(program);
   registerDev(program, version);
   program.exitOverride();

@@ -9,7 +9,7 @@ import { type ResolvedDeliveryOptions, resolveDeliveryOptions } from './delivery
 import { routeForgeEvent } from './forges.js';
 import { matchStandard } from './standard.js';
 import type { DeliveryOptions, DeliveryRequest, DeliveryResult, ReceivedEvent } from './types.js';
-import { matchesScheme } from './verify.js';
+import { schemeMatchIndex } from './verify.js';
 
 /**
  * Checks one delivery: method, content type, headers, body size, signature over the exact raw bytes, and
@@ -75,15 +75,20 @@ export function readDeliveryBody(
     );
   }
   let verified = head.signatures.length > 0;
+  // The position in the secret list of the secret that proved the first signature (every one must match).
+  let secretIndex = -1;
   for (const signature of head.signatures) {
+    let index = -1;
     if (signature.scheme === 'standard') {
       // The id and timestamp are signed with the body: an empty body is then a JSON matter, answered below.
       const { id, timestamp } = head.standard ?? { id: '', timestamp: '' };
-      if (matchStandard(options.standardKeys, id, timestamp, rawBody, signature.value) < 0) verified = false;
+      index = matchStandard(options.standardKeys, id, timestamp, rawBody, signature.value);
     }
     // An HMAC over no bytes proves nothing about the delivery; a token says nothing about the body anyway.
-    else if (signature.scheme !== 'token' && rawBody.byteLength === 0) verified = false;
-    else if (!matchesScheme(options.secret, signature.scheme, signature.value, rawBody)) verified = false;
+    else if (signature.scheme !== 'token' && rawBody.byteLength === 0) index = -1;
+    else index = schemeMatchIndex(options.secret, signature.scheme, signature.value, rawBody);
+    if (index < 0) verified = false;
+    else if (secretIndex < 0) secretIndex = index;
   }
   if (!verified) {
     const scheme = head.signatures[0]?.scheme;
@@ -124,6 +129,7 @@ export function readDeliveryBody(
     nativeAction: route.nativeAction,
     payload,
     rawBody,
+    secretIndex,
   };
 }
 

@@ -115,6 +115,12 @@ export type DeliveryResult =
       nativeAction: string | undefined;
       payload: unknown;
       rawBody: Buffer;
+      /**
+       * Which secret of the list verified the delivery, by position (0 = the first; always 0 for one secret).
+       * Never the secret itself: the delivery log keeps it so that a rotation can tell when the forge signs
+       * with the new secret.
+       */
+      secretIndex: number;
     }
   | { ok: false; status: DeliveryFailureStatus; code: string; message: string };
 

@@ -65,11 +65,22 @@ export function matchesDigest(
   expected: Buffer,
   data: string | Uint8Array,
 ): boolean {
-  if (typeof secret === 'string') return timingSafeEqual(hexDigestBytes(algorithm, secret, data), expected);
-  let match = false;
-  for (const key of secret) {
+  return digestMatchIndex(secret, algorithm, expected, data) >= 0;
+}
+
+/** `matchesDigest`, giving the position of the first secret that matches, or -1. Internal. */
+export function digestMatchIndex(
+  secret: Secret,
+  algorithm: SignatureAlgorithm,
+  expected: Buffer,
+  data: string | Uint8Array,
+): number {
+  if (typeof secret === 'string')
+    return timingSafeEqual(hexDigestBytes(algorithm, secret, data), expected) ? 0 : -1;
+  let match = -1;
+  for (const [index, key] of secret.entries()) {
     // Every secret is tried, so the time taken does not tell which one matched.
-    if (timingSafeEqual(hexDigestBytes(algorithm, key, data), expected)) match = true;
+    if (timingSafeEqual(hexDigestBytes(algorithm, key, data), expected) && match === -1) match = index;
   }
   return match;
 }
@@ -85,13 +96,28 @@ export function matchesScheme(
   value: string,
   data: string | Uint8Array,
 ): boolean {
-  if (scheme === 'token') return matchesToken(secret, value);
+  return schemeMatchIndex(secret, scheme, value, data) >= 0;
+}
+
+/**
+ * `matchesScheme`, giving the position in the list of the first secret that proves the delivery, or -1 (the
+ * delivery log records it, so that a rotation can tell when the forge signs with the new secret). Internal.
+ */
+export function schemeMatchIndex(
+  secret: Secret,
+  scheme: SignatureScheme,
+  value: string,
+  data: string | Uint8Array,
+): number {
+  if (scheme === 'token') return tokenMatchIndex(secret, value);
   if (scheme === 'hex-sha256') {
     const expected = Buffer.from(value, 'utf8');
-    return expected.length === DIGEST_HEX_LENGTH.sha256 && matchesDigest(secret, 'sha256', expected, data);
+    return expected.length === DIGEST_HEX_LENGTH.sha256
+      ? digestMatchIndex(secret, 'sha256', expected, data)
+      : -1;
   }
   const parsed = parseSignature(value);
-  return parsed?.algorithm === scheme && matchesDigest(secret, scheme, parsed.expected, data);
+  return parsed?.algorithm === scheme ? digestMatchIndex(secret, scheme, parsed.expected, data) : -1;
 }
 
 /**
@@ -99,10 +125,16 @@ export function matchesScheme(
  * length nor the content of a secret shows in the time taken, and every secret is compared. Internal.
  */
 export function matchesToken(secret: Secret, token: string): boolean {
+  return tokenMatchIndex(secret, token) >= 0;
+}
+
+/** `matchesToken`, giving the position of the first secret equal to the token, or -1. Internal. */
+export function tokenMatchIndex(secret: Secret, token: string): number {
   const given = createHash('sha256').update(token, 'utf8').digest();
-  let match = false;
-  for (const key of typeof secret === 'string' ? [secret] : secret) {
-    if (timingSafeEqual(createHash('sha256').update(key, 'utf8').digest(), given)) match = true;
+  let match = -1;
+  for (const [index, key] of (typeof secret === 'string' ? [secret] : secret).entries()) {
+    if (timingSafeEqual(createHash('sha256').update(key, 'utf8').digest(), given) && match === -1)
+      match = index;
   }
   return match;
 }

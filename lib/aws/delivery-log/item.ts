@@ -34,6 +34,13 @@ export function text(value: unknown, max = MAX_TEXT): string | undefined {
 }
 
 /** A diagnosis safe to store: at most 8 reasons, each code and message cut; `undefined` when empty. */
+/** A secret's position in a source's list, when it is one (a small non-negative integer); else none. */
+function secretIndexOf(value: unknown): number | undefined {
+  return Number.isInteger(value) && (value as number) >= 0 && (value as number) < 1000
+    ? (value as number)
+    : undefined;
+}
+
 function diagnosisOf(reasons: readonly DiagnosisEntry[] | undefined): DiagnosisEntry[] | undefined {
   if (!Array.isArray(reasons)) return undefined;
   const kept: DiagnosisEntry[] = [];
@@ -156,6 +163,7 @@ export function itemOf(
     nativeEvent: text(entry.nativeEvent),
     nativeAction: text(entry.nativeAction),
     bodyBytes,
+    secretIndex: secretIndexOf(entry.secretIndex),
     verdict: entry.verdict,
     reason: text(entry.reason),
     diagnosis: diagnosisOf(entry.diagnosis),

@@ -63,6 +63,8 @@ export interface DeliveryLogEntry {
   nativeAction?: string | undefined;
   /** Size of the raw body. Default `body.byteLength`, else 0. */
   bodyBytes?: number | undefined;
+  /** Which secret of the source's list verified it, by position (0 = the first); never the secret. */
+  secretIndex?: number | undefined;
   verdict: DeliveryVerdict;
   /** Why the verdict or outcome is what it is, in words safe to show (cut at 256 characters). */
   reason?: string | undefined;
@@ -105,6 +107,8 @@ export interface DeliveryRecord {
   nativeEvent?: string;
   nativeAction?: string;
   bodyBytes: number;
+  /** Which secret of the source's list verified it, by position (`get` only; records from before have none). */
+  secretIndex?: number;
   verdict: DeliveryVerdict;
   reason?: string;
   /** A failed signature's diagnosis, when there was one. */

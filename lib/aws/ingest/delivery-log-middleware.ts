@@ -136,6 +136,7 @@ export function deliveryLog(
           forge: webhook.forge,
           nativeEvent: webhook.nativeName,
           nativeAction: webhook.nativeAction,
+          secretIndex: webhook.secretIndex,
         });
       }
       if (!failed) {

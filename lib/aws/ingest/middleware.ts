@@ -49,6 +49,8 @@ export interface ForgeWebhook {
   readonly nativeAction?: string | undefined;
   /** The source it came in through, set by {@link forgeWebhookSources}. */
   readonly source?: string | undefined;
+  /** Which secret of the source's list verified it, by position (0 = the first); never the secret. */
+  readonly secretIndex?: number | undefined;
 }
 
 /** What the ingest did with a delivery it answered 2xx, as it leaves it at `event.ingestOutcome` for the log. */
@@ -169,6 +171,7 @@ export function forgeWebhook(options: ForgeWebhookOptions): MiddlewareObj<ForgeW
         forge: result.forge,
         nativeName: result.nativeName,
         nativeAction: result.nativeAction,
+        secretIndex: result.secretIndex,
       };
     },
   };

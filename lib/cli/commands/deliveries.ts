@@ -286,6 +286,7 @@ function printDetails(details: DeliveryDetails, withBody: boolean): void {
       paintOutcome(record.outcome),
       formatBytes(record.bodyBytes),
     ];
+    if (record.secretIndex !== undefined) parts.push(paint('dim', `secret #${record.secretIndex}`));
     if (record.eventId !== undefined) parts.push(paint('dim', `event ${record.eventId}`));
     print(`  ${parts.join('  ')}`);
     if (record.reason !== undefined) print(`    ${paint('dim', 'reason')} ${record.reason}`);

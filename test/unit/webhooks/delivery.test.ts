@@ -39,6 +39,7 @@ describe('readDelivery()', () => {
       nativeAction: 'opened',
       payload: JSON.parse(BODY),
       rawBody: Buffer.from(BODY, 'utf8'),
+      secretIndex: 0,
     });
   });
 

@@ -26,7 +26,12 @@ const s3 = mockClient(S3Client);
 const LOG_TABLE = 'deliveries';
 const MAX_ENTRY_BYTES = 4_096;
 
-const SOURCE_SECRETS: Record<string, string> = { default: SECRET, gitlab: 'gitlab-secret' };
+// The default source is mid-rotation: its forge's current secret first, the new one second.
+const ROTATED = 'unit-test-secret-rotated';
+const SOURCE_SECRETS: Record<string, string | string[]> = {
+  default: [SECRET, ROTATED],
+  gitlab: 'gitlab-secret',
+};
 
 function build(options: { storePayload?: boolean; maxBodyBytes?: number; log?: boolean } = {}) {
   const logger = recordingLogger();
@@ -129,6 +134,18 @@ describe('deliveryLog(): one record per answered request', () => {
     expect((item.headers as Record<string, string>)['x-hub-signature-256']).toBe('sha256=[masked]');
     expect(JSON.stringify(item)).not.toContain(signature.slice('sha256='.length));
     expect(JSON.stringify(item)).not.toContain(SECRET);
+  });
+
+  it('records which secret of the list verified the delivery, by position, never the secret', async () => {
+    await invoke(build().handler, v2Event({ id: 'log-old-secret' }));
+    await invoke(build().handler, v2Event({ id: 'log-new-secret', secret: ROTATED }));
+    await invoke(build().handler, v2Event({ id: 'log-no-secret', secret: 'neither' }));
+    const [old, fresh, refused] = logged();
+    expect(old).toMatchObject({ deliveryId: 'log-old-secret', secretIndex: 0 });
+    expect(fresh).toMatchObject({ deliveryId: 'log-new-secret', secretIndex: 1 });
+    expect(refused).toMatchObject({ deliveryId: 'log-no-secret', verdict: 'bad_signature' });
+    expect(refused).not.toHaveProperty('secretIndex');
+    expect(JSON.stringify(logged())).not.toContain(ROTATED);
   });
 
   it('stores the raw body when the log keeps payloads', async () => {

@@ -44,6 +44,7 @@ describe('forgeWebhook()', () => {
       forge: 'generic',
       nativeName: 'issues',
       nativeAction: 'opened',
+      secretIndex: 0,
     });
     expect(seen[0]?.body).toEqual(payload);
     expect(seen[0]?.rawBody).toEqual(Buffer.from(JSON.stringify(payload)));

@@ -221,6 +221,7 @@ describe('forgeWebhookSources()', () => {
         forge: 'gitlab',
         nativeName: 'Merge Request Hook',
         nativeAction: 'open',
+        secretIndex: 0,
         source: 'gitlab-acme',
       },
       {
@@ -230,6 +231,7 @@ describe('forgeWebhookSources()', () => {
         forge: 'github',
         nativeName: 'push',
         nativeAction: undefined,
+        secretIndex: 0,
         source: 'default',
       },
     ]);

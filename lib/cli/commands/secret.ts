@@ -1,0 +1,235 @@
+import { LambdaClient } from '@aws-sdk/client-lambda';
+import { SSMClient } from '@aws-sdk/client-ssm';
+import type { Command } from 'commander';
+import { AwsDefaults, isSourceName, parseSecretList, sourceSecretEnv } from '../../aws/index.js';
+import { type Forge, Forges } from '../../webhooks/index.js';
+import { awsFailure, openLog, resolveLogTarget, stageRegion } from '../delivery-log.js';
+import { CliError, ExitCodes } from '../errors.js';
+import { readStackState, stateFile } from '../local-stack.js';
+import { paint, print } from '../output.js';
+import {
+  checkLog,
+  DEFAULT_FINISH_DELIVERIES,
+  finishedList,
+  newSecretFor,
+  ParameterSecrets,
+  rotatedList,
+  stageSource,
+} from '../secret-rotation.js';
+
+interface SecretOptions {
+  source: string;
+  stage?: string;
+  region?: string;
+  function?: string;
+  parameter?: string;
+  forge?: Forge;
+  table?: string;
+  stack?: string;
+  endpoint?: string;
+  deliveries?: string;
+  force?: boolean;
+}
+
+/** Where a source's list lives: an SSM parameter of a stage, or the running local stack. */
+interface Store {
+  readonly forge: Forge;
+  /** `parameter "/forgebridge/prod/webhook-secret/github"` or `the local stack's source "github"`. */
+  readonly label: string;
+  read(): Promise<string[]>;
+  /** Stores the list; locally, gives the restart that takes it instead (printed last). */
+  write(secrets: readonly string[]): Promise<string | undefined>;
+  readonly local: boolean;
+}
+
+/** Registers `secret rotate` and `secret finish`. */
+export function registerSecret(program: Command): void {
+  const secret = program
+    .command('secret')
+    .description("rotate a webhook source's secret without refusing a delivery (docs/operations.md)");
+  const common = (command: Command) =>
+    command
+      .requiredOption('--source <name>', 'the webhook source ("default" for /webhooks)')
+      .option('--stage <name>', "the deployed stage whose SSM parameter holds the source's secrets")
+      .option('--region <region>', "AWS region of the stage (default: AWS_REGION / the profile's)")
+      .option(
+        '--function <name>',
+        'the ingest function to read the sources from (default: "forgebridge-<stage>-ingest")',
+      )
+      .option(
+        '--parameter <name>',
+        "the source's SSM parameter (default: the one the ingest's environment names)",
+      );
+  common(secret.command('rotate'))
+    .description('add a new secret next to the current one, and print it once to paste into the forge')
+    .option(
+      '--forge <forge>',
+      `with "--parameter": the source's preset, for the secret's form (${Forges.join(', ')})`,
+    )
+    .action(async (options: SecretOptions) => rotate(options));
+  common(secret.command('finish'))
+    .description('remove the old secret once the delivery log shows the forge signs with the new one')
+    .option(
+      '--deliveries <n>',
+      'how many of the latest verified deliveries must use the new secret',
+      String(DEFAULT_FINISH_DELIVERIES),
+    )
+    .option('--force', 'remove the old secret without reading the delivery log')
+    .option(
+      '--table <name>',
+      'delivery log table (default: the local stack\'s, or the stack\'s "DeliveriesTableName" output)',
+    )
+    .option('--stack <name>', 'CloudFormation stack of the stage (default: "forgebridge-<stage>")')
+    .option('--endpoint <url>', "DynamoDB endpoint of a local log (default: the running local stack's)")
+    .action(async (options: SecretOptions) => finish(options));
+  // Errors are printed by `main`, as one line, as for every other command.
+  for (const command of secret.commands)
+    command.exitOverride().configureOutput({ outputError: () => undefined });
+}
+
+async function rotate(options: SecretOptions): Promise<void> {
+  const store = await openStore(options);
+  const current = await store.read();
+  const fresh = newSecretFor(store.forge);
+  const note = await store.write(rotatedList(current, fresh));
+  print(
+    `${paint('bold', 'new secret')} of source "${options.source}" (shown once: ${pasteWhen(store.local)}):`,
+  );
+  print(`  ${fresh}`);
+  print(
+    `${capital(store.label)} holds the current secret first, then the new one: the ingest verifies deliveries signed with either.`,
+  );
+  const where = options.stage === undefined ? '' : ` --stage ${options.stage}`;
+  print(
+    `Once the forge signs with the new one: forgebridge secret finish --source ${options.source}${where}`,
+  );
+  if (note !== undefined) print(note);
+}
+
+async function finish(options: SecretOptions): Promise<void> {
+  const wanted = Number(options.deliveries ?? DEFAULT_FINISH_DELIVERIES);
+  if (!Number.isInteger(wanted) || wanted < 1 || wanted > 1000) {
+    throw new CliError('"--deliveries" must be a whole number from 1 to 1000');
+  }
+  const store = await openStore(options);
+  const remaining = finishedList(await store.read());
+  if (options.force !== true) {
+    const target = await resolveLogTarget(options);
+    const { log, client } = openLog(target);
+    try {
+      const check = await checkLog(log, options.source, wanted).catch((error: unknown) => {
+        throw awsFailure(error, target, `table "${target.tableName}"`);
+      });
+      if (!check.ok) throw new CliError(`old secret kept: ${check.reason}`, ExitCodes.failed);
+      print(`the last ${wanted} verified deliveries of source "${options.source}" used the new secret`);
+    } finally {
+      client.destroy();
+    }
+  }
+  const note = await store.write(remaining);
+  print(`${capital(store.label)} now holds the new secret only: the old one no longer verifies.`);
+  if (note !== undefined) print(note);
+}
+
+async function openStore(options: SecretOptions): Promise<Store> {
+  if (!isSourceName(options.source)) {
+    throw new CliError('"--source" must be 1 to 64 lowercase letters, digits or inner hyphens');
+  }
+  if (options.forge !== undefined && !(Forges as readonly string[]).includes(options.forge)) {
+    throw new CliError(`"--forge" must be one of ${Forges.join(', ')}`);
+  }
+  return options.stage === undefined ? localStore(options) : stageStore(options);
+}
+
+async function stageStore(options: SecretOptions): Promise<Store> {
+  const region = stageRegion(options);
+  const config = region === undefined ? {} : { region };
+  const target = {
+    kind: 'aws' as const,
+    endpoint: undefined,
+    label: `stage "${options.stage}"`,
+    fromState: false,
+  };
+  let forge = options.forge;
+  let parameter = options.parameter;
+  if (forge === undefined || parameter === undefined) {
+    const functionName = options.function ?? `forgebridge-${options.stage}-ingest`;
+    const lambda = new LambdaClient(config);
+    try {
+      const source = await stageSource(lambda, functionName, options.source);
+      forge ??= source.forge;
+      parameter ??= source.parameter;
+    } catch (error) {
+      throw awsFailure(error, target, `function "${functionName}"`);
+    } finally {
+      lambda.destroy();
+    }
+  }
+  if (parameter === undefined)
+    throw new CliError(`source "${options.source}" names no SSM parameter: pass "--parameter"`);
+  if (!parameter.startsWith('/'))
+    throw new CliError('"--parameter" must be a parameter name starting with "/"');
+  const ssm = new SSMClient(config);
+  const secrets = new ParameterSecrets(ssm, parameter);
+  const label = `parameter "${parameter}"`;
+  return {
+    forge,
+    label,
+    local: false,
+    read: () =>
+      secrets.read().catch((error: unknown) => {
+        throw awsFailure(error, target, label);
+      }),
+    write: (list) =>
+      secrets.write(list).then(
+        () => undefined,
+        (error: unknown) => {
+          throw awsFailure(error, target, label);
+        },
+      ),
+  };
+}
+
+/**
+ * The running local stack's source, from its state file. serverless-offline hands each function its
+ * environment when the stack starts, so a new list takes effect on a restart with the source's variable set.
+ */
+function localStore(options: SecretOptions): Store {
+  if (options.parameter !== undefined || options.function !== undefined) {
+    throw new CliError('"--parameter" and "--function" need "--stage"');
+  }
+  if (options.source === 'default') {
+    throw new CliError(
+      'the local "default" source\'s secret also derives the other local sources\' ones: rotate a named source locally',
+    );
+  }
+  const source = (readStackState(stateFile()).sources ?? []).find(
+    (candidate) => candidate.name === options.source,
+  );
+  if (source === undefined) {
+    throw new CliError(
+      `the local stack has no source "${options.source}" (is it running? start it with "npm start")`,
+      ExitCodes.unreachable,
+    );
+  }
+  const variable = sourceSecretEnv(options.source);
+  return {
+    forge: options.forge ?? source.forge,
+    label: `the local source "${options.source}"`,
+    local: true,
+    read: async () => parseSecretList(source.secret),
+    write: async (list) =>
+      `The running local stack reads its secrets when it starts: restart it with ${variable}='${list.join(',')}' npm start`,
+  };
+}
+
+function capital(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** When the forge may get the new secret: a stage's ingest keeps the list it read for up to 5 minutes. */
+function pasteWhen(local: boolean): string {
+  return local
+    ? "paste it into the forge's webhook settings once the stack has restarted with it"
+    : `paste it into the forge's webhook settings in ${AwsDefaults.secretsMaxAgeSeconds / 60} minutes, when every ingest has read the new list`;
+}
