@@ -112,6 +112,7 @@ export {
   type ReconcileHandler,
   type ReconcileHandlerOptions,
 } from './reconcile/handler.js';
+export { type ReconcileLastRun, readReconcileRun } from './reconcile/last-run.js';
 export { RECONCILE_GAVE_UP_METRIC } from './reconcile/reconcile.js';
 export type { ReconcileReport, SourceCounts } from './reconcile/types.js';
 export { errorCode, isDeliveryId, isOffline, isSourceName, positive, SOURCE_NAME_RULE } from './rules.js';

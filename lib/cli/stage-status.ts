@@ -16,6 +16,8 @@ import {
   type DeliveryOutcome,
   type DeliveryRecord,
   type DeliveryVerdict,
+  type ReconcileLastRun,
+  readReconcileRun,
 } from '../aws/index.js';
 
 /** Queue older than this needs attention: the retrier is not draining it (the queue age alarm's threshold). */
@@ -70,10 +72,8 @@ export interface DeadLetterStatus {
   truncated: boolean;
 }
 
-/** The reconciler's last run. No reconciler reports one yet: `state` is `none`. */
-export interface ReconcilerStatus {
-  state: 'none';
-}
+/** The reconciler's last run, as it wrote it down in the dedupe table; `none` before its first run. */
+export type ReconcilerStatus = { state: 'none' } | ({ state: 'ran' } & ReconcileLastRun);
 
 /** Everything `forgebridge status` shows. */
 export interface StatusReport {
@@ -257,12 +257,13 @@ export async function deadLetterStatus(client: DynamoDBClient, tableName: string
   return { count: total, ...(newest === undefined ? {} : { newest }), truncated: start !== undefined };
 }
 
-/**
- * The reconciler's last run. No reconciler writes one down yet; when it does, read it here (and its check joins
- * {@link attentionOf}).
- */
-export function reconcilerStatus(): ReconcilerStatus {
-  return { state: 'none' };
+/** The reconciler's last run (one `GetItem` on the dedupe table), or `none` when it has not run (or is not deployed). */
+export async function reconcilerStatus(
+  client: DynamoDBClient,
+  dedupeTable: string,
+): Promise<ReconcilerStatus> {
+  const run = await readReconcileRun(client, dedupeTable);
+  return run === undefined ? { state: 'none' } : { state: 'ran', ...run };
 }
 
 /** What needs attention: dead letters, a queue older than 15 minutes, every delivery of the last hour refused. */

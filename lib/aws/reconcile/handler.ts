@@ -17,11 +17,13 @@ import { type Env, sdkTimeouts } from '../env.js';
 import { DedupeRecords } from '../ingest/dedupe-record.js';
 import { EventPublisher } from '../ingest/publisher.js';
 import { ForgebridgeMetrics } from '../metrics.js';
+import { errorCode } from '../rules.js';
 import type { LoggerLike } from '../types.js';
 import { ReconcileAttempts } from './attempts.js';
 import { gitHubAppJwtAuth, storeAuth } from './auth.js';
 import { type ReconcileConfig, type ReconcileSourceConfig, readReconcileConfig } from './config.js';
 import { gitHubDeliveryLog } from './github.js';
+import { recordReconcileRun } from './last-run.js';
 import { type ReconcileSource, reconcile } from './reconcile.js';
 import { createRecovery } from './recover.js';
 import type { DeliveryLogApi, ReconcileReport } from './types.js';
@@ -187,10 +189,15 @@ export function createReconcileHandler(options: ReconcileHandlerOptions = {}): R
         : {}),
     });
     // A dry run changed nothing: it counts nothing either.
-    if (metrics !== undefined && !report.dryRun) {
+    if (report.dryRun) return report;
+    if (metrics !== undefined) {
       for (const [source, counts] of Object.entries(report.bySource))
         metrics.reconcile({ source, ...counts });
     }
+    // For `forgebridge status`: a run that cannot be written down still did its work.
+    await recordReconcileRun(dynamodb, config.dedupeTableName, report, Date.now()).catch((error: unknown) =>
+      logger.warn('reconcile run not recorded', { errorCode: errorCode(error) }),
+    );
     return report;
   };
   return logger instanceof Logger

@@ -119,6 +119,9 @@ async function collect(options: StatusOptions): Promise<StatusReport> {
     const deadLetters = await deadLetterStatus(client, dedupeTable).catch((error: unknown) => {
       throw logFailure(error, dedupe);
     });
+    const reconciler = await reconcilerStatus(client, dedupeTable).catch((error: unknown) => {
+      throw logFailure(error, dedupe);
+    });
     const partial = { queue, deadLetters, lastHour: counts.lastHour };
     return {
       target: target.label,
@@ -131,7 +134,7 @@ async function collect(options: StatusOptions): Promise<StatusReport> {
       truncated,
       queue,
       deadLetters,
-      reconciler: reconcilerStatus(),
+      reconciler,
       attention: attentionOf(partial),
     };
   } finally {
@@ -198,7 +201,14 @@ function printReport(report: StatusReport): void {
   print(
     `${label('dead letters')}${dead.count === 0 ? paint('dim', 'none') : paint('red', `${dead.count}${dead.truncated ? '+' : ''}`)}${dead.newest === undefined ? '' : paint('dim', `  newest ${dead.newest.deliveryId} at ${dead.newest.deadAt}${dead.newest.reason === undefined ? '' : ` (${oneLine(dead.newest.reason)})`}`)}`,
   );
-  print(`${label('reconciler')}${paint('dim', 'no reconciler')}`);
+  const run = report.reconciler;
+  print(
+    `${label('reconciler')}${
+      run.state === 'none'
+        ? paint('dim', 'no run recorded')
+        : `last run ${run.at}: ${run.sources} source${run.sources === 1 ? '' : 's'}, ${run.failedAtForge} failed at the forge, ${run.redelivered} redelivered, ${run.recovered} recovered${run.errors > 0 ? paint('red', `, ${run.errors} error${run.errors === 1 ? '' : 's'}`) : ''}${run.rateLimited ? ', stopped on a rate limit' : ''}`
+    }`,
+  );
   print();
   if (report.attention.length === 0) print(paint('green', 'nothing needs attention'));
   for (const line of report.attention) print(`${paint(['bold', 'red'], 'attention')}  ${line}`);

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TableDefinitions } from '../../../infra/tables.js';
 import { DeliveryLog, type DeliveryLogEntry } from '../../../lib/aws/delivery-log/index.js';
 import { DeliveryQueue } from '../../../lib/aws/ingest/queue.js';
+import { recordReconcileRun } from '../../../lib/aws/reconcile/last-run.js';
 import type { StatusReport } from '../../../lib/cli/stage-status.js';
 import { createTable } from '../../../local-stack/dynamodb.js';
 import { useDynamoDbLocal } from '../../helpers/aws-local.js';
@@ -192,8 +193,48 @@ describe('forgebridge status (a local log)', () => {
     ]);
     expect(lines).toContain('queue        empty');
     expect(lines).toContain('dead letters none');
-    expect(lines).toContain('reconciler   no reconciler');
+    expect(lines).toContain('reconciler   no run recorded');
     expect(result.stdout).toMatch(/nothing needs attention\n$/);
+  });
+
+  it("shows the reconciler's last run as it wrote it down in the dedupe table", async () => {
+    const dedupe = await table('dedupe');
+    const at = Date.parse('2026-11-26T10:00:00Z');
+    const report = {
+      sources: 2,
+      listed: 120,
+      failed: 4,
+      alreadyOurs: 1,
+      late: 1,
+      redelivered: 2,
+      recovered: 1,
+      skipped: 0,
+      gaveUp: 0,
+      errors: 1,
+      rateLimited: false,
+      dryRun: false,
+      bySource: {
+        acme: { failedAtForge: 2, redelivered: 2, recovered: 0 },
+        big: { failedAtForge: 1, redelivered: 0, recovered: 1 },
+      },
+    };
+    await recordReconcileRun(ddb.client(), dedupe, report, at);
+    const text = await local(busy, dedupe);
+    expect(text.stdout.split('\n')).toContain(
+      'reconciler   last run 2026-11-26T10:00:00.000Z: 2 sources, 3 failed at the forge, 2 redelivered, 1 recovered, 1 error',
+    );
+    const json = JSON.parse((await local(busy, dedupe, ['--json'])).stdout) as StatusReport;
+    expect(json.reconciler).toEqual({
+      state: 'ran',
+      at: '2026-11-26T10:00:00.000Z',
+      sources: 2,
+      listed: 120,
+      failedAtForge: 3,
+      redelivered: 2,
+      recovered: 1,
+      errors: 1,
+      rateLimited: false,
+    });
   });
 
   it('prints JSON ending with a newline', async () => {
