@@ -14,6 +14,7 @@ import { createTables } from '../../../local-stack/dynamodb.js';
 import { type GitHubDeliveries, startGitHubDeliveries } from '../../../local-stack/github-deliveries.js';
 import { useDynamoDbLocal } from '../../helpers/aws-local.js';
 import { cleanCliEnv, expectOneLineError, NO_AWS_CREDENTIALS, runCli } from '../../helpers/cli.js';
+import { runMain } from '../../helpers/cli-in-process.js';
 import { gitHubResponseErrors } from '../../helpers/github-openapi.js';
 
 const ddb = useDynamoDbLocal();
@@ -76,6 +77,15 @@ afterAll(async () => {
   await authServer?.stop();
 });
 
+/** The CLI in this process (its coverage counts), with the same environment as the process runs. */
+const cli = (args: string[], environment: NodeJS.ProcessEnv) =>
+  runMain(
+    args,
+    Object.fromEntries(
+      Object.entries(environment).filter((entry): entry is [string, string] => entry[1] !== undefined),
+    ),
+  );
+
 describe('forgebridge reconcile', () => {
   it('reports a dry run, then redelivers what never reached us, and a second run nothing', async () => {
     const lost: string[] = [];
@@ -92,7 +102,7 @@ describe('forgebridge reconcile', () => {
     );
     expect(forge.redeliveries).toEqual([]);
 
-    const run = await runCli(['reconcile', '--source', 'acme', '--json'], env);
+    const run = await cli(['reconcile', '--source', 'acme', '--json'], env);
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({
       sources: 1,
@@ -105,7 +115,7 @@ describe('forgebridge reconcile', () => {
     expect([...forge.redeliveries].sort()).toEqual([...lost].sort());
     expect(received.filter((id) => lost.includes(id)).sort()).toEqual([...lost].sort());
 
-    const again = await runCli(['reconcile', '--json'], env);
+    const again = await cli(['reconcile', '--json'], env);
     expect(JSON.parse(again.stdout)).toMatchObject({ listed: 7, failed: 0, redelivered: 0 });
     expect(forge.responses.flatMap(gitHubResponseErrors)).toEqual([]);
   }, 60_000);
@@ -113,7 +123,7 @@ describe('forgebridge reconcile', () => {
   it('exits 1 when the forge api is down, with the report', async () => {
     forge.faults.down = true;
     try {
-      const run = await runCli(['reconcile'], env);
+      const run = await cli(['reconcile'], env);
       expect(run.code).toBe(1);
       expect(run.stdout).toMatch(/^1 source: listed 0, .*errors 1\n$/);
     } finally {
@@ -124,22 +134,22 @@ describe('forgebridge reconcile', () => {
   it('says in one line what is wrong with the configuration, an unknown source, or a stage without credentials', async () => {
     const gitea = JSON.stringify([{ name: 'g', forge: 'gitea', hook: { kind: 'repo' } }]);
     expectOneLineError(
-      await runCli(['reconcile'], { ...env, FORGEBRIDGE_WEBHOOK_SOURCES: gitea }),
+      await cli(['reconcile'], { ...env, FORGEBRIDGE_WEBHOOK_SOURCES: gitea }),
       2,
       `"FORGEBRIDGE_WEBHOOK_SOURCES[0].hook" cannot be reconciled: gitea offers no api to list and redeliver a hook's deliveries (remove "hook")`,
     );
     expectOneLineError(
-      await runCli(['reconcile', '--source', 'other'], env),
+      await cli(['reconcile', '--source', 'other'], env),
       2,
       'source "other" names no hook to reconcile',
     );
     expectOneLineError(
-      await runCli(['reconcile', '--source', 'Bad_Name'], env),
+      await cli(['reconcile', '--source', 'Bad_Name'], env),
       2,
       /"--source" must be lowercase/,
     );
     expectOneLineError(
-      await runCli(['reconcile', '--stage', 'prod', '--region', 'eu-west-1'], {
+      await cli(['reconcile', '--stage', 'prod', '--region', 'eu-west-1'], {
         ...cleanCliEnv(),
         ...NO_AWS_CREDENTIALS,
       }),
