@@ -76,7 +76,14 @@ if (existsSync(coverageSummary)) {
     ([f]) => f !== 'total',
   );
   process.stdout.write('\nCoverage per area (lines, branches):\n');
-  for (const area of ['lib/webhooks/', 'lib/oauth2/', 'lib/aws/', 'lib/cli/', 'lib/inspector/', 'functions/']) {
+  for (const area of [
+    'lib/webhooks/',
+    'lib/oauth2/',
+    'lib/aws/',
+    'lib/cli/',
+    'lib/inspector/',
+    'functions/',
+  ]) {
     const sum = { lines: [0, 0], branches: [0, 0] };
     for (const [file, metrics] of files) {
       if (!file.startsWith(join(root, area))) continue;
