@@ -12,7 +12,6 @@ export {
   DedupeTable,
   DeliveryLogTable,
   QueueMetrics,
-  TokenTable,
 } from './constants.js';
 export * from './delivery-log/index.js';
 export { type Env, numberEnv, optionalEnv, requireEnv, sdkTimeouts } from './env.js';

@@ -33,9 +33,7 @@ function importsOf(file: string): string[] {
 }
 
 const libFolderOf = (path: string) => /^lib\/([^/]+)\//.exec(path)?.[1];
-const SOURCES = ['lib', 'functions', 'local-stack', 'infra', 'scripts', 'bin', 'examples', 'bench'].flatMap(
-  files,
-);
+const SOURCES = ['lib', 'functions', 'local-stack', 'scripts', 'bin', 'examples', 'bench'].flatMap(files);
 
 describe('the house rules', () => {
   it('imports into a lib/ folder from outside it go through its index.ts', () => {
