@@ -77,6 +77,8 @@ export interface FaultEventBridge {
   readonly stats: BusStats;
   /** Accepted entries per `detail.delivery`: 2 or more is a doubled delivery. */
   readonly received: ReadonlyMap<string, number>;
+  /** When each delivery id was first accepted (`performance.now()`), whether or not the caller read the reply. */
+  readonly firstAccepted: ReadonlyMap<string, number>;
   /** When the first PutEvents request about each `detail.delivery` arrived (`performance.now()`). */
   readonly firstSeen: ReadonlyMap<string, number>;
   /** Every request the slow bus answered late, once it ended. */
@@ -149,6 +151,11 @@ export async function startFaultEventBridge(
   const slowRequests: SlowRequest[] = [];
   let stats = emptyStats();
   const received = new Map<string, number>();
+  const firstAccepted = new Map<string, number>();
+  const accept = (id: string) => {
+    received.set(id, (received.get(id) ?? 0) + 1);
+    if (!firstAccepted.has(id)) firstAccepted.set(id, performance.now());
+  };
   const attempts = new Attempts();
   let anonymous = 0;
 
@@ -218,7 +225,7 @@ export async function startFaultEventBridge(
         return { ErrorCode: 'InternalFailure', ErrorMessage: 'entry failed (injected)' };
       }
       stats.accepted += 1;
-      received.set(id, (received.get(id) ?? 0) + 1);
+      accept(id);
       return { EventId: `${id}-${attempt}-${index}` };
     });
     if (lost) {
@@ -243,7 +250,7 @@ export async function startFaultEventBridge(
     stats.slowed += 1;
     const results = ids.map((id, index) => {
       stats.accepted += 1;
-      received.set(id, (received.get(id) ?? 0) + 1);
+      accept(id);
       return { EventId: `${id}-${attempt}-${index}` };
     });
     const delay =
@@ -280,6 +287,7 @@ export async function startFaultEventBridge(
     },
     received,
     firstSeen,
+    firstAccepted,
     get slowRequests() {
       return slowRequests;
     },
@@ -302,6 +310,7 @@ export async function startFaultEventBridge(
     reset() {
       stats = emptyStats();
       received.clear();
+      firstAccepted.clear();
       attempts.clear();
       invocations.clear();
       firstSeen.clear();
