@@ -39,7 +39,11 @@ export default defineConfig({
             include: ['test/unit/**/*.test-d.ts'],
             tsconfig: 'tsconfig.typecheck.json',
           },
-          setupFiles,
+          // One module context for all unit files (vitest's `isolate: false`): each file no longer imports the
+          // AWS SDK and Powertools anew, which took most of this project's time. A file's SDK stubs are undone
+          // after it (test/setup/sdk-mocks.ts); the log guard captures per file.
+          isolate: false,
+          setupFiles: [...setupFiles, 'test/setup/sdk-mocks.ts'],
           environment: 'node',
           sequence: { groupOrder: 0 },
         },

@@ -8,26 +8,39 @@
 import { afterAll } from 'vitest';
 import { findLeak, registeredSecrets } from '../helpers/secrets.js';
 
-const captured: string[] = [];
-
-function capture(chunk: unknown): void {
-  if (typeof chunk === 'string') captured.push(chunk);
-  else if (chunk instanceof Uint8Array) captured.push(Buffer.from(chunk).toString('utf8'));
+// The unit project runs its files in one module context (`isolate: false` in vitest.config.ts), where this file
+// runs again before each of them: the streams and the console are wrapped once per process, and each file gets its
+// own fresh capture.
+interface Guard {
+  captured: string[];
 }
+const GUARD = Symbol.for('forgebridge.test.logGuard');
+const holder = globalThis as typeof globalThis & { [GUARD]?: Guard };
+const guard: Guard = holder[GUARD] ?? install();
+guard.captured = [];
 
-for (const stream of [process.stdout, process.stderr]) {
-  const write = stream.write.bind(stream) as (...args: unknown[]) => boolean;
-  stream.write = ((chunk: unknown, ...rest: unknown[]) => {
-    capture(chunk);
-    return write(chunk, ...rest);
-  }) as typeof stream.write;
-}
-for (const method of ['log', 'info', 'warn', 'error', 'debug', 'trace'] as const) {
-  const original = console[method].bind(console);
-  console[method] = (...args: unknown[]) => {
-    capture(args.map((arg) => (typeof arg === 'string' ? arg : safeString(arg))).join(' '));
-    original(...args);
+function install(): Guard {
+  const installed: Guard = { captured: [] };
+  holder[GUARD] = installed;
+  const capture = (chunk: unknown): void => {
+    if (typeof chunk === 'string') installed.captured.push(chunk);
+    else if (chunk instanceof Uint8Array) installed.captured.push(Buffer.from(chunk).toString('utf8'));
   };
+  for (const stream of [process.stdout, process.stderr]) {
+    const write = stream.write.bind(stream) as (...args: unknown[]) => boolean;
+    stream.write = ((chunk: unknown, ...rest: unknown[]) => {
+      capture(chunk);
+      return write(chunk, ...rest);
+    }) as typeof stream.write;
+  }
+  for (const method of ['log', 'info', 'warn', 'error', 'debug', 'trace'] as const) {
+    const original = console[method].bind(console);
+    console[method] = (...args: unknown[]) => {
+      capture(args.map((arg) => (typeof arg === 'string' ? arg : safeString(arg))).join(' '));
+      original(...args);
+    };
+  }
+  return installed;
 }
 
 function safeString(value: unknown): string {
@@ -40,11 +53,12 @@ function safeString(value: unknown): string {
 
 afterAll(() => {
   const leaks = new Set<string>();
+  const { captured } = guard;
+  guard.captured = [];
   for (const text of captured) {
     const leak = findLeak(text, registeredSecrets());
     if (leak !== undefined) leaks.add(leak);
   }
-  captured.length = 0;
   if (leaks.size > 0) {
     throw new Error(`a log line of this test file holds ${[...leaks].join(' and ')} (value not shown)`);
   }
