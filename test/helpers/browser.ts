@@ -1,4 +1,7 @@
 // Debian's chromium, headless, driven by playwright-core.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { type Browser, chromium } from 'playwright-core';
 
 /** Launches /usr/bin/chromium headless, without a sandbox, a GPU or any background traffic. */
@@ -15,4 +18,15 @@ export function launchChromium(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+}
+
+/**
+ * Where a test saves its screenshot `name` (`inspector.png`): under .tmp/ (look at it after a run), or over the
+ * docs' copy with `FORGEBRIDGE_SCREENSHOTS=docs`, so that a test run leaves the repository's files as they were.
+ */
+export function screenshotPath(name: string): string {
+  const folder = process.env.FORGEBRIDGE_SCREENSHOTS === 'docs' ? 'docs' : '.tmp';
+  const path = fileURLToPath(new URL(`../../${folder}/${name}`, import.meta.url));
+  mkdirSync(dirname(path), { recursive: true });
+  return path;
 }

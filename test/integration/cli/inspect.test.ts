@@ -2,7 +2,8 @@
 // "deployed stage" whose SDK calls go to DynamoDB Local (the delivery log, written through DeliveryLog.record),
 // s3rver (the claim-check bucket) and a local PutEvents bus (test/helpers/fault-eventbridge.ts); its JSON API
 // with fetch, and the page in Chromium (/usr/bin/chromium through playwright-core). The screenshot of the page
-// is docs/inspector-stage.png (docs/operations.md shows it).
+// goes to .tmp/inspector-stage.png (docs/inspector-stage.png, which docs/operations.md shows, with
+// FORGEBRIDGE_SCREENSHOTS=docs).
 import { createHash, randomUUID } from 'node:crypto';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { Browser } from 'playwright-core';
@@ -12,12 +13,12 @@ import { DeliveryLog, type DeliveryLogEntry } from '../../../lib/aws/delivery-lo
 import { createTable } from '../../../local-stack/dynamodb.js';
 import { type LocalS3, startS3 } from '../../../local-stack/s3.js';
 import { useDynamoDbLocal } from '../../helpers/aws-local.js';
-import { launchChromium } from '../../helpers/browser.js';
+import { launchChromium, screenshotPath } from '../../helpers/browser.js';
 import { expectOneLineError } from '../../helpers/cli.js';
 import { runMain, type StartedMain, startMain } from '../../helpers/cli-in-process.js';
 import { type FaultEventBridge, startFaultEventBridge } from '../../helpers/fault-eventbridge.js';
 
-const SCREENSHOT = new URL('../../../docs/inspector-stage.png', import.meta.url).pathname;
+const SCREENSHOT = screenshotPath('inspector-stage.png');
 const BUCKET = 'claim-checks';
 const MINUTE = 60_000;
 const ddb = useDynamoDbLocal();
