@@ -189,7 +189,7 @@ export function cliSuite(stack: () => TestStack): void {
             .locator('td.subscribers .chip', { hasText: 'onIssuesOpened' })
             .textContent(),
         ).toBe('onIssuesOpened ✓');
-        // Measured, not a target of this file (the bench and inspector.test.ts hold those).
+        // Measured, not a target of this file (the bench and the inspector suite hold those).
         console.info(
           `cli send (process ${exited - started} ms) -> inspector row ${pageMs} ms, -> subscribers in "deliveries" ${subscribersMs} ms`,
         );

@@ -3,7 +3,7 @@
 // (`/webhooks/<forge>`), reaches the shared rules — written once, in the catalogue's names — exactly once, with
 // `detail.forge` and `detail.source` naming where it came from. Malformed deliveries get only 4xx on every
 // source, and an unknown source 404. What the subscribers received is read from their log lines, as in
-// routing.test.ts.
+// the routing suite.
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { deliveryHeaders, resolvePreset } from '../../../../lib/webhooks/index.js';
