@@ -1,6 +1,6 @@
 // The scheduled retrier's handler through its real Middy chain: its configuration from the environment, one Query
 // on the queue's index, and a due record published and removed. DynamoDB (DocumentClient) and EventBridge are
-// mocked; the retrier runs end to end in test/integration/stack/routing.test.ts and the fault-injection suite.
+// mocked; the retrier runs end to end in test/integration/stack/suites/routing.ts and the fault-injection suite.
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import {
   DeleteCommand,

@@ -1,6 +1,6 @@
 // The scheduled refresh handler through its real Middy chain: which clients it refreshes, what it reports, and
 // that a failure fails the invocation (so it shows in the function's Errors metric). DynamoDB is mocked. The refresh itself runs end to end in
-// test/integration/stack/routing.test.ts against oidc-provider and DynamoDB Local.
+// test/integration/stack/suites/routing.ts against oidc-provider and DynamoDB Local.
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
