@@ -54,6 +54,8 @@ export default defineConfig({
           include: ['test/integration/**/*.test.ts'],
           exclude: [...configDefaults.exclude, 'test/integration/stack/**'],
           setupFiles,
+          // One DynamoDB Local for every file of this project (each file makes tables of its own).
+          globalSetup: ['test/setup/dynamodb-local.ts'],
           environment: 'node',
           // Integration files start real servers (DynamoDB Local, oidc-provider, s3rver): give them room and
           // keep at most two running at once on a 2-core machine.

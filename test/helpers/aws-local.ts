@@ -1,15 +1,20 @@
 /**
- * Real local AWS peers for the lib/aws integration tests: DynamoDB Local (Java) and s3rver, started once per
- * test file on 127.0.0.1 and free ports, stopped (Java child killed) after it.
+ * Real local AWS peers for the lib/aws integration tests: DynamoDB Local (Java), shared by the integration
+ * project's files (test/setup/dynamodb-local.ts), and s3rver, started per test file on 127.0.0.1 and a free port.
  */
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll } from 'vitest';
-import { createTables, type DynamoDbLocal, startDynamoDbLocal } from '../../local-stack/dynamodb.js';
+import { afterAll, beforeAll, inject } from 'vitest';
+import {
+  createTables,
+  type DynamoDbLocal,
+  localClientConfig,
+  startDynamoDbLocal,
+} from '../../local-stack/dynamodb.js';
 
 /**
- * Starts DynamoDB Local for the current test file. `documentClient()` gives a NEW client each call (its own
+ * DynamoDB Local for the current test file (the shared server, or one of its own when there is none). `documentClient()` gives a NEW client each call (its own
  * connection pool, nothing shared), `tables()` creates a fresh pair of tables with unique names.
  *
  * @example
@@ -19,14 +24,22 @@ import { createTables, type DynamoDbLocal, startDynamoDbLocal } from '../../loca
  * ```
  */
 export function useDynamoDbLocal() {
-  let local: DynamoDbLocal | undefined;
+  let local: Pick<DynamoDbLocal, 'endpoint' | 'clientConfig'> | undefined;
+  let own: DynamoDbLocal | undefined;
   const clients: DynamoDBClient[] = [];
   beforeAll(async () => {
-    local = await startDynamoDbLocal();
+    // The integration project's shared server (test/setup/dynamodb-local.ts); a run without it starts its own.
+    const shared = inject('dynamodbLocalEndpoint');
+    if (typeof shared === 'string') {
+      local = { endpoint: shared, clientConfig: localClientConfig(shared) };
+    } else {
+      own = await startDynamoDbLocal();
+      local = own;
+    }
   });
   afterAll(async () => {
     for (const client of clients) client.destroy();
-    await local?.stop();
+    await own?.stop();
   });
   return {
     get endpoint(): string {
