@@ -3,7 +3,7 @@
  * declares them for CloudFormation, and as the local stack and the tests create them in DynamoDB Local.
  */
 import type { AttributeDefinition, CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
-import { DedupeTable, DeliveryLogTable, TokenTable } from '../lib/aws/constants.js';
+import { DedupeTable, DeliveryLogTable, TokenTable } from '../lib/aws/core/index.js';
 
 /**
  * One table: its partition key (a string) and its TTL attribute.

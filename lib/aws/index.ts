@@ -12,6 +12,7 @@ export {
   DedupeTable,
   DeliveryLogTable,
   QueueMetrics,
+  TokenTable,
 } from './constants.js';
 export * from './delivery-log/index.js';
 export { type Env, numberEnv, optionalEnv, requireEnv, sdkTimeouts } from './env.js';

@@ -4,7 +4,7 @@
  * and secret given with "--url" / "--secret" or FORGEBRIDGE_WEBHOOK_URL / _SECRET.
  */
 import { readFileSync } from 'node:fs';
-import { isSourceName } from '../aws/index.js';
+import { isSourceName } from '../aws/core/index.js';
 import { type Forge, Forges, standardSecret } from '../webhooks/index.js';
 import { CliError } from './errors.js';
 

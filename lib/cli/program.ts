@@ -4,16 +4,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { registerDeliveries } from './commands/deliveries.js';
-import { registerDev } from './commands/dev.js';
-import { registerInspect } from './commands/inspect.js';
-import { registerReconcile } from './commands/reconcile.js';
-import { registerReplay } from './commands/replay.js';
-import { registerRules } from './commands/rules.js';
-import { registerSecret } from './commands/secret.js';
-import { registerSend } from './commands/send.js';
-import { registerStatus } from './commands/status.js';
-import { registerVerify } from './commands/verify.js';
 import { CliError, ExitCodes } from './errors.js';
 import { oneLine, paint } from './output.js';
 
@@ -23,8 +13,43 @@ export function cliVersion(): string {
   return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
 }
 
-/** Builds the program: every command, `--help` everywhere, errors thrown instead of exiting. */
-export function createProgram(version: string = cliVersion()): Command {
+/** Adds one command to the program. */
+export type Registrar = (program: Command, version: string) => void;
+
+/**
+ * Every command, in the order `--help` lists them, each loaded on demand: `forgebridge send` loads the send
+ * command alone and never the AWS SDK that `deliveries` or `status` need, so a light command starts fast.
+ */
+const COMMANDS: ReadonlyArray<readonly [name: string, load: () => Promise<Registrar>]> = [
+  ['send', async () => (await import('./commands/send.js')).registerSend],
+  ['rules', async () => (await import('./commands/rules.js')).registerRules],
+  ['verify', async () => (await import('./commands/verify.js')).registerVerify],
+  ['deliveries', async () => (await import('./commands/deliveries.js')).registerDeliveries],
+  ['show', async () => (await import('./commands/deliveries.js')).registerDeliveries],
+  ['replay', async () => (await import('./commands/replay.js')).registerReplay],
+  ['reconcile', async () => (await import('./commands/reconcile.js')).registerReconcile],
+  ['status', async () => (await import('./commands/status.js')).registerStatus],
+  ['secret', async () => (await import('./commands/secret.js')).registerSecret],
+  ['inspect', async () => (await import('./commands/inspect.js')).registerInspect],
+  ['dev', async () => (await import('./commands/dev.js')).registerDev],
+];
+
+/**
+ * The commands `argv` needs: the one it names, none for `--version`, every one otherwise (help, an unknown
+ * command and its closest match).
+ */
+export async function loadCommands(argv: readonly string[]): Promise<Registrar[]> {
+  const first = argv[2];
+  if (first === '-V' || first === '--version') return [];
+  const named = COMMANDS.filter(([name]) => name === first);
+  const wanted = named.length > 0 ? named : COMMANDS;
+  const loaded = await Promise.all(wanted.map(([, load]) => load()));
+  // `deliveries` also registers `show`: each registrar once.
+  return [...new Set(loaded)];
+}
+
+/** Builds the program with the given commands, `--help` everywhere, errors thrown instead of exiting. */
+export function createProgram(version: string, commands: readonly Registrar[]): Command {
   const program = new Command('forgebridge');
   program
     .description('send, verify and route forge webhook deliveries (forgebridge)')
@@ -45,16 +70,7 @@ export function createProgram(version: string = cliVersion()): Command {
 Exit codes: 0 done, 1 negative outcome (a non-2xx answer, a signature that does not verify),
 2 bad input, 3 URL not reachable. See docs/cli.md.`,
     );
-  registerSend(program, version);
-  registerRules(program);
-  registerVerify(program);
-  registerDeliveries(program);
-  registerReplay(program, version);
-  registerReconcile(program);
-  registerStatus(program);
-  registerSecret(program);
-  registerInspect(program);
-  registerDev(program, version);
+  for (const register of commands) register(program, version);
   program.exitOverride();
   for (const command of program.commands) command.exitOverride();
   // Errors are printed by `main`, as one line.
@@ -71,7 +87,8 @@ Exit codes: 0 done, 1 negative outcome (a non-2xx answer, a signature that does 
 export async function main(argv: readonly string[]): Promise<number> {
   process.exitCode = undefined;
   try {
-    await createProgram().parseAsync([...argv]);
+    const commands = await loadCommands(argv);
+    await createProgram(cliVersion(), commands).parseAsync([...argv]);
     return typeof process.exitCode === 'number' ? process.exitCode : ExitCodes.ok;
   } catch (error) {
     if (error instanceof CommanderError) {

@@ -33,7 +33,9 @@ function importsOf(file: string): string[] {
 }
 
 const libFolderOf = (path: string) => /^lib\/([^/]+)\//.exec(path)?.[1];
-const SOURCES = ['lib', 'functions', 'local-stack', 'scripts', 'bin', 'examples', 'bench'].flatMap(files);
+const SOURCES = ['lib', 'functions', 'local-stack', 'infra', 'scripts', 'bin', 'examples', 'bench'].flatMap(
+  files,
+);
 
 describe('the house rules', () => {
   it('imports into a lib/ folder from outside it go through its index.ts', () => {
@@ -42,8 +44,11 @@ describe('the house rules', () => {
       for (const target of importsOf(file)) {
         const folder = libFolderOf(target);
         if (folder === undefined || folder === libFolderOf(file)) continue;
-        // The CLI's entry point is its barrel for bin/forgebridge.js.
-        const barrels = folder === 'cli' ? ['lib/cli/run.ts', 'lib/cli/run.js'] : [`lib/${folder}/index.js`];
+        // The CLI's entry point is its barrel for bin/forgebridge.js; lib/aws has a second, SDK-free one.
+        const barrels =
+          folder === 'cli'
+            ? ['lib/cli/run.ts', 'lib/cli/run.js']
+            : [`lib/${folder}/index.js`, ...(folder === 'aws' ? ['lib/aws/core/index.js'] : [])];
         if (!barrels.includes(target)) deep.push(`${file} -> ${target}`);
       }
     }
@@ -64,6 +69,26 @@ describe('the house rules', () => {
       }
     }
     expect(wrong).toEqual([]);
+  });
+
+  it('lib/aws/core loads no package: only its own small modules, so the light CLI commands never load the SDK', () => {
+    const seen = new Set<string>();
+    const packages: string[] = [];
+    const visit = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      const text = readFileSync(join(ROOT, file), 'utf8');
+      // A type-only import is erased: it loads nothing.
+      for (const match of text.matchAll(/^\s*(?:import|export)\s(?!type\s)[^;]*?from\s+'([^'.][^']*)'/gms)) {
+        if (!(match[1] as string).startsWith('node:')) packages.push(`${file} -> ${match[1]}`);
+      }
+      for (const match of text.matchAll(/^\s*(?:import|export)\s(?!type\s)[^;]*?from\s+'(\.[^']+)'/gms)) {
+        visit(relative(ROOT, resolve(ROOT, dirname(file), match[1] as string)).replace(/\.js$/, '.ts'));
+      }
+    };
+    visit('lib/aws/core/index.ts');
+    expect(packages).toEqual([]);
+    expect([...seen].sort()).toEqual(['lib/aws/constants.ts', 'lib/aws/core/index.ts', 'lib/aws/rules.ts']);
   });
 
   it('no arrow runs back up: lib imports neither functions/ nor local-stack/, functions/ not local-stack/', () => {

@@ -1,5 +1,5 @@
 import { type Command, Option } from 'commander';
-import { AwsDefaults } from '../../aws/index.js';
+import { AwsDefaults } from '../../aws/core/index.js';
 import { type Forge, Forges } from '../../webhooks/index.js';
 import { type EventName, parseEventName } from '../events.js';
 import { paint, print, printJson } from '../output.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Command, Option } from 'commander';
-import { isDeliveryId } from '../../aws/index.js';
+import { isDeliveryId } from '../../aws/core/index.js';
 import {
   deliveryHeaders,
   type Forge,
