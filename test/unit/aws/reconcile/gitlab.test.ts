@@ -1,9 +1,11 @@
-// The pure parts of the GitLab delivery-log client: paths per hook kind, GitLab's string `response_status`, and
-// the check of each listed event (a malformed one is refused, never guessed at).
+// The GitLab delivery-log client: paths per hook kind, GitLab's string `response_status`, the check of each
+// listed event (a malformed one is refused, never guessed at), and the pagination against a stubbed fetch
+// (GitLab's page headers, the Link fallback, a link to another origin refused).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ForgeApiError } from '../../../../lib/aws/reconcile/forge-http.js';
 import {
+  gitLabDeliveryLog,
   gitLabEventsPath,
   gitLabStatusCode,
   parseGitLabEvent,
@@ -123,5 +125,90 @@ describe('parseGitLabEvent()', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('gitLabDeliveryLog().list()', () => {
+  const hook = {
+    kind: 'project' as const,
+    api: 'https://gitlab.example/api/v4',
+    provider: 'p',
+    id: 5,
+    project: 'acme/web',
+  };
+  const auth = { authorization: async () => 'Bearer t', renew: async () => undefined };
+  const page = (id: number) => [{ ...event, id, created_at: new Date().toISOString() }];
+
+  /** A fetch answering each URL from `pages` (headers and events), recording the URLs asked. */
+  function fakeFetch(pages: Record<string, { headers: Record<string, string>; body: unknown }>) {
+    const asked: string[] = [];
+    const fetch = (async (url: string) => {
+      asked.push(url);
+      const answer = pages[url];
+      if (answer === undefined) return new Response('{"message":"404 Not found"}', { status: 404 });
+      return new Response(JSON.stringify(answer.body), { status: 200, headers: answer.headers });
+    }) as typeof globalThis.fetch;
+    return { fetch, asked };
+  }
+
+  const base = 'https://gitlab.example/api/v4/projects/acme%2Fweb/hooks/5/events';
+
+  it('follows x-next-page, else the Link header past 10,000 events, and stops on an empty x-next-page', async () => {
+    const { fetch, asked } = fakeFetch({
+      [`${base}?per_page=100&page=1`]: { headers: { 'x-next-page': '2' }, body: page(1) },
+      // Without the x-* headers (GitLab leaves them out past 10,000 events): the Link header's next page.
+      [`${base}?per_page=100&page=2`]: {
+        headers: {
+          link: `<${base}?page=3&per_page=100>; rel="next", <${base}?page=1&per_page=100>; rel="first"`,
+        },
+        body: page(2),
+      },
+      [`${base}?page=3&per_page=100`]: { headers: { 'x-next-page': '' }, body: page(3) },
+    });
+    const ids: number[] = [];
+    for await (const items of gitLabDeliveryLog({ hook, auth, fetch }).list(0, 10)) {
+      ids.push(...items.map((item) => item.attemptId));
+    }
+    expect(ids).toEqual([1, 2, 3]);
+    expect(asked).toHaveLength(3);
+  });
+
+  it('refuses a Link to another origin and an x-next-page that does not move on, as forge_malformed', async () => {
+    for (const headers of [
+      { link: '<https://elsewhere.example/steal?page=2>; rel="next"' },
+      { 'x-next-page': '1' },
+    ]) {
+      const { fetch } = fakeFetch({ [`${base}?per_page=100&page=1`]: { headers, body: page(1) } });
+      const list = gitLabDeliveryLog({ hook, auth, fetch }).list(0, 10);
+      await expect(
+        (async () => {
+          for await (const _ of list) {
+            // drain
+          }
+        })(),
+      ).rejects.toMatchObject({ code: 'forge_malformed' });
+    }
+  });
+
+  it('has no payload for an event the last list did not answer 413', async () => {
+    const { fetch } = fakeFetch({ [`${base}?per_page=100&page=1`]: { headers: {}, body: page(1) } });
+    const api = gitLabDeliveryLog({ hook, auth, fetch });
+    for await (const _ of api.list(0, 1)) {
+      // one page
+    }
+    await expect(
+      api.fetchPayload({
+        attemptId: 1,
+        deliveryId: 'd',
+        at: 0,
+        statusCode: 0,
+        event: 'Push Hook',
+        redelivery: false,
+      }),
+    ).rejects.toMatchObject({
+      code: 'forge_malformed',
+      message:
+        'event 1 of /api/v4/projects/acme%2Fweb/hooks/5/events has no "request_data" from the last list',
+    });
   });
 });
