@@ -1,6 +1,7 @@
 // The local stack (`npm start`, and the end-to-end tests): on embedded defaults and with no AWS account it
-// starts DynamoDB Local, s3rver, oidc-provider, the forge API and `osls offline start` (serverless-offline +
-// serverless-offline-aws-eventbridge), creates the tables and the bucket, and points the functions at them.
+// starts DynamoDB Local, s3rver, oidc-provider, the forge API (and, asked for, the forge delivery-log
+// stand-ins) and `osls offline start` (serverless-offline + serverless-offline-aws-eventbridge), creates the
+// tables and the bucket, and points the functions at them.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +17,7 @@ import {
 } from './authorization-server.js';
 import { createTables, type DynamoDbLocal, startDynamoDbLocal } from './dynamodb.js';
 import { type ForgeApi, startForgeApi } from './forge-api.js';
+import { type ForgeStandIns, startForgeStandIns } from './forge-stand-ins.js';
 import { createFunctionLogReader, type FunctionLogRecord } from './function-logs.js';
 import { startInspector } from './inspector/server.js';
 import { type Offline, type OfflinePorts, startOffline } from './offline.js';
@@ -82,6 +84,11 @@ export interface LocalStackOptions {
   redriveIntervalMs?: number;
   /** Where `osls offline`'s output goes: this terminal (`'inherit'`) or a log file (`'file'`, the default). */
   output?: 'inherit' | 'file';
+  /**
+   * Run the GitHub and GitLab delivery-log stand-ins (local-stack/forge-stand-ins.ts), delivering into the
+   * `github` and `gitlab` sources, which then name their `hook`: the reconciler reads them. Default off.
+   */
+  forgeStandIns?: boolean;
 }
 
 /** A running local stack. */
@@ -101,12 +108,22 @@ export interface LocalStack {
     deliveriesTable: string;
     bucket: string;
   };
-  readonly endpoints: { dynamodb: string; s3: string; eventBridge: string; issuer: string; forgeApi: string };
+  readonly endpoints: {
+    dynamodb: string;
+    s3: string;
+    eventBridge: string;
+    issuer: string;
+    forgeApi: string;
+    /** serverless-offline's Lambda API (`forgebridge reconcile` invokes the reconcile function there). */
+    lambda: string;
+  };
   readonly ports: OfflinePorts;
   readonly dynamodb: DynamoDbLocal;
   readonly s3: LocalS3;
   readonly authorizationServer: AuthorizationServer;
   readonly forgeApi: ForgeApi;
+  /** The forge stand-ins, with `forgeStandIns: true`. */
+  readonly forgeStandIns: ForgeStandIns | undefined;
   /** `osls offline`'s log file (with `output: 'file'`): `npm start` follows it through its console filter. */
   readonly logFile: string | undefined;
   /** The last lines of `osls offline`'s log (with `output: 'file'`). */
@@ -191,6 +208,18 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       audience: FORGE_API_RESOURCE,
     });
     stops.push(() => forgeApi.stop());
+    let standIns: ForgeStandIns | undefined;
+    if (options.forgeStandIns === true) {
+      standIns = await startForgeStandIns({
+        issuer: authorizationServer.issuer,
+        jwksUri: authorizationServer.jwksUri,
+        audience: FORGE_API_RESOURCE,
+        provider: 'forge',
+        secrets: { github: sourceSecretOf('github'), gitlab: sourceSecretOf('gitlab') },
+      });
+      const started = standIns;
+      stops.push(() => started.stop());
+    }
 
     const eventBridgePort = options.ports?.eventBridge ?? (await freePort());
     let busProxy: TcpProxy | undefined;
@@ -235,6 +264,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           name,
           forge,
           secretParameter: `/forgebridge/${stage}/webhook-secret/${name}`,
+          // With the stand-ins, the github and gitlab sources name the hook the reconciler reads.
+          ...(standIns !== undefined && (name === 'github' || name === 'gitlab')
+            ? { hook: standIns.hooks[name] }
+            : {}),
         })),
       ),
       ...Object.fromEntries(
@@ -278,6 +311,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const logs = offline.logFile === undefined ? undefined : createFunctionLogReader(offline.logFile);
 
     const webhookUrl = `http://127.0.0.1:${offline.ports.http}/webhooks`;
+    standIns?.target({ github: `${webhookUrl}/github`, gitlab: `${webhookUrl}/gitlab` });
     const sources = LOCAL_SOURCES.map(({ name, forge }) => ({
       name,
       forge,
@@ -307,12 +341,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         eventBridge,
         issuer: authorizationServer.issuer,
         forgeApi: forgeApi.url,
+        lambda: `http://127.0.0.1:${offline.ports.lambda}`,
       },
       ports: offline.ports,
       dynamodb,
       s3,
       authorizationServer,
       forgeApi,
+      forgeStandIns: standIns,
       busProxy,
       logTail: (lines) => offline.logTail(lines),
       logFile: offline.logFile,

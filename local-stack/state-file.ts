@@ -14,7 +14,8 @@ export interface LocalStackState {
   secret: string;
   /** Every webhook source: name, forge, URL and the secret(s) it verifies with. */
   sources: LocalSource[];
-  endpoints: { dynamodb: string };
+  /** `lambda`: serverless-offline's Lambda API, where `forgebridge reconcile` invokes the reconcile function. */
+  endpoints: { dynamodb: string; lambda?: string };
   names: { deliveriesTable: string; dedupeTable: string };
 }
 
@@ -23,7 +24,8 @@ export interface StateOf {
   readonly webhookUrl: string;
   readonly secret: string;
   readonly sources: readonly LocalSource[];
-  readonly endpoints: Pick<LocalStack['endpoints'], 'dynamodb'>;
+  readonly endpoints: Pick<LocalStack['endpoints'], 'dynamodb'> &
+    Partial<Pick<LocalStack['endpoints'], 'lambda'>>;
   readonly names: Pick<LocalStack['names'], 'deliveriesTable' | 'dedupeTable'>;
 }
 
@@ -33,7 +35,10 @@ export function localStackState(stack: StateOf): LocalStackState {
     webhookUrl: stack.webhookUrl,
     secret: stack.secret,
     sources: stack.sources.map(({ name, forge, url, secret }) => ({ name, forge, url, secret })),
-    endpoints: { dynamodb: stack.endpoints.dynamodb },
+    endpoints: {
+      dynamodb: stack.endpoints.dynamodb,
+      ...(stack.endpoints.lambda === undefined ? {} : { lambda: stack.endpoints.lambda }),
+    },
     names: { deliveriesTable: stack.names.deliveriesTable, dedupeTable: stack.names.dedupeTable },
   };
 }

@@ -60,6 +60,8 @@ const stack = await startLocalStack({
     eventBridge: await preferredPort(Number(env.FORGEBRIDGE_EVENTBRIDGE_PORT || 4010)),
   },
   logLevel: env.FORGEBRIDGE_LOG_LEVEL || 'INFO',
+  // GitHub's and GitLab's delivery-log stand-ins (two small servers here): FORGEBRIDGE_FORGE_STAND_INS=off leaves them out.
+  forgeStandIns: env.FORGEBRIDGE_FORGE_STAND_INS !== 'off',
   // A log file followed from here, never a pipe: a reader falling behind would stall serverless-offline.
   output: 'file',
 });
@@ -88,7 +90,13 @@ ${sourceLines(stack.sources, '    ').join('\n')}
   DynamoDB Local   ${stack.endpoints.dynamodb}  (tables ${stack.names.dedupeTable}, ${stack.names.tokenTable})
   S3 (s3rver)      ${stack.endpoints.s3}  (bucket ${stack.names.bucket})
   OAuth issuer     ${stack.endpoints.issuer}
-  forge API        ${stack.endpoints.forgeApi}
+  forge API        ${stack.endpoints.forgeApi}${
+    stack.forgeStandIns === undefined
+      ? ''
+      : `
+  forge logs       GitHub ${stack.forgeStandIns.github.url}, GitLab ${stack.forgeStandIns.gitlab.api}
+                   (the github and gitlab sources' hooks: npx forgebridge reconcile)`
+  }
 
 Send a signed sample delivery:   npx forgebridge send issues.opened
   as a forge does, to its source: npx forgebridge send pull_request.opened --forge gitlab

@@ -276,6 +276,8 @@ interface LocalState {
   dynamodbEndpoint?: string;
   deliveriesTable?: string;
   dedupeTable?: string;
+  /** serverless-offline's Lambda API of the running stack. */
+  lambdaEndpoint?: string;
 }
 
 /** The DynamoDB endpoint and deliveries table from `.tmp/local-stack.json`, flat or nested as the stack has them. */
@@ -294,7 +296,9 @@ export function readLocalState(file: URL | string = STATE_FILE): LocalState {
   const table =
     stringAt(state, 'deliveriesTable') ?? stringAt(names, 'deliveriesTable') ?? stringAt(names, 'deliveries');
   const dedupe = stringAt(names, 'dedupeTable');
+  const lambda = stringAt(endpoints, 'lambda');
   return {
+    ...(lambda === undefined ? {} : { lambdaEndpoint: lambda }),
     ...(endpoint === undefined ? {} : { dynamodbEndpoint: endpoint }),
     ...(table === undefined ? {} : { deliveriesTable: table }),
     ...(dedupe === undefined ? {} : { dedupeTable: dedupe }),

@@ -4,6 +4,7 @@
  * forge's status (and its `message`, cleaned) do.
  */
 import { AwsBridgeError } from '../errors.js';
+import type { HookAuth } from './types.js';
 
 /** Stable codes of {@link ForgeApiError}. */
 export const ForgeApiErrorCodes = {
@@ -173,4 +174,27 @@ export async function sendForgeRequest(
   }
   const code = status >= 500 ? ForgeApiErrorCodes.unavailable : ForgeApiErrorCodes.refused;
   throw new ForgeApiError(code, `${what} failed: ${status}${message}`, { status });
+}
+
+/**
+ * Sends one request with the hook's token ({@link sendForgeRequest}); a 401 renews the token once and sends it
+ * again, and a second 401 rejects as `forge_unauthorized`.
+ */
+export async function sendAuthorized(
+  auth: HookAuth,
+  request: Omit<ForgeRequest, 'authorization'>,
+  options: ForgeHttpOptions = {},
+): Promise<ForgeAnswer> {
+  let answer = await sendForgeRequest({ ...request, authorization: await auth.authorization() }, options);
+  if (answer.status !== 401) return answer;
+  await auth.renew();
+  answer = await sendForgeRequest({ ...request, authorization: await auth.authorization() }, options);
+  if (answer.status === 401) {
+    throw new ForgeApiError(
+      ForgeApiErrorCodes.unauthorized,
+      `${request.method} ${pathOf(request.url)} failed: 401 with a renewed token`,
+      { status: 401 },
+    );
+  }
+  return answer;
 }

@@ -10,7 +10,7 @@ import {
   ForgeApiError,
   ForgeApiErrorCodes,
   type ForgeHttpOptions,
-  sendForgeRequest,
+  sendAuthorized,
 } from './forge-http.js';
 import type { DeliveryLogApi, ForgeDelivery, ForgePayload, HookAuth } from './types.js';
 
@@ -88,29 +88,8 @@ export function gitHubDeliveryLog(options: GitHubDeliveryLogOptions): DeliveryLo
   const base = `${hook.api}${gitHubDeliveriesPath(hook)}`;
   const origin = new URL(hook.api).origin;
 
-  const call = async (method: 'GET' | 'POST', url: string): Promise<ForgeAnswer> => {
-    let answer = await sendForgeRequest(
-      { method, url, authorization: await auth.authorization(), headers: GITHUB_HEADERS },
-      options,
-    );
-    if (answer.status === 401) {
-      await auth.renew();
-      answer = await sendForgeRequest(
-        { method, url, authorization: await auth.authorization(), headers: GITHUB_HEADERS },
-        options,
-      );
-      if (answer.status === 401) {
-        throw new ForgeApiError(
-          ForgeApiErrorCodes.unauthorized,
-          `${method} ${new URL(url).pathname} failed: 401 with a renewed token`,
-          {
-            status: 401,
-          },
-        );
-      }
-    }
-    return answer;
-  };
+  const call = (method: 'GET' | 'POST', url: string): Promise<ForgeAnswer> =>
+    sendAuthorized(auth, { method, url, headers: GITHUB_HEADERS }, options);
 
   return {
     forge: 'github',

@@ -1,7 +1,7 @@
 /**
  * The reconciler's composition root: reads its configuration from the environment, builds its SDK clients unless
- * given them, and wires the delivery-log API of each source that names a hook (its token from the token store,
- * or the GitHub App JWT for an App's hook) into one {@link reconcile} run per invocation.
+ * given them, and wires the delivery-log API of each source that names a hook (GitHub's or GitLab's, its token
+ * from the token store, or the GitHub App JWT for an App's hook) into one {@link reconcile} run per invocation.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
@@ -23,6 +23,7 @@ import { ReconcileAttempts } from './attempts.js';
 import { gitHubAppJwtAuth, storeAuth } from './auth.js';
 import { type ReconcileConfig, type ReconcileSourceConfig, readReconcileConfig } from './config.js';
 import { gitHubDeliveryLog } from './github.js';
+import { gitLabDeliveryLog } from './gitlab.js';
 import { recordReconcileRun } from './last-run.js';
 import { type ReconcileSource, reconcile } from './reconcile.js';
 import { createRecovery } from './recover.js';
@@ -68,11 +69,6 @@ function deliveryLogApi(
     ReconcileHandlerOptions & { documentClient: DynamoDBDocumentClient },
 ): DeliveryLogApi {
   const { hook, token } = source;
-  if (source.forge !== 'github') {
-    throw new TypeError(
-      `source "${source.name}": ${source.forge} hooks are not reconciled yet (remove "hook")`,
-    );
-  }
   const auth =
     hook.kind === 'app' && token.kind === 'github_app'
       ? gitHubAppJwtAuth(token, { ssm: deps.ssm, env: deps.env })
@@ -84,7 +80,8 @@ function deliveryLogApi(
           logger: deps.logger,
           env: deps.env,
         });
-  return gitHubDeliveryLog({ hook, auth, fetch: deps.fetch, timeoutMs: config.apiTimeoutMs });
+  const http = { hook, auth, fetch: deps.fetch, timeoutMs: config.apiTimeoutMs };
+  return source.forge === 'gitlab' ? gitLabDeliveryLog(http) : gitHubDeliveryLog(http);
 }
 
 /**

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { createReconcileHandler, isSourceName, type ReconcileReport } from '../../aws/index.js';
 import { awsFailure, dynamoDbClient, readLocalState } from '../delivery-log.js';
 import { CliError, ExitCodes } from '../errors.js';
-import { checkUrl } from '../local-stack.js';
+import { checkUrl, stateFile } from '../local-stack.js';
 import { print, printJson } from '../output.js';
 
 interface ReconcileCommandOptions {
@@ -36,7 +36,8 @@ export function registerReconcile(program: Command): void {
       'after',
       `
 Here, the run reads the reconcile function's variables (FORGEBRIDGE_WEBHOOK_SOURCES with each source's "hook",
-FORGEBRIDGE_OAUTH_CLIENTS, ...) from the environment, with the local stack's tables by default.
+FORGEBRIDGE_OAUTH_CLIENTS, ...) from the environment, with the local stack's tables by default. With no
+FORGEBRIDGE_WEBHOOK_SOURCES set and the local stack running, the stack's own reconcile function runs instead.
 
 Examples:
   $ forgebridge reconcile --dry-run
@@ -79,7 +80,26 @@ function nonEmpty(value: string | undefined): string | undefined {
 }
 
 async function runHere(options: ReconcileCommandOptions): Promise<ReconcileReport> {
-  const state = readLocalState();
+  const state = readLocalState(stateFile(process.env));
+  // With no sources of its own in the environment, the running local stack's reconcile function runs, with the
+  // stack's configuration (its forge stand-ins' hooks), through serverless-offline's Lambda API.
+  const lambda = nonEmpty(process.env.FORGEBRIDGE_LAMBDA_ENDPOINT) ?? state.lambdaEndpoint;
+  if (
+    lambda !== undefined &&
+    options.endpoint === undefined &&
+    nonEmpty(process.env.FORGEBRIDGE_WEBHOOK_SOURCES) === undefined
+  ) {
+    checkUrl(lambda, 'FORGEBRIDGE_LAMBDA_ENDPOINT');
+    const client = new LambdaClient({
+      endpoint: lambda,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      maxAttempts: 1,
+      requestHandler: { connectionTimeout: 5_000, requestTimeout: 130_000 },
+    });
+    const target = { kind: 'local' as const, endpoint: lambda, label: 'local stack', fromState: true };
+    return invoke(client, options.function ?? 'forgebridge-local-reconcile', target, options);
+  }
   const endpoint =
     nonEmpty(options.endpoint) ??
     nonEmpty(process.env.FORGEBRIDGE_DYNAMODB_ENDPOINT) ??
@@ -144,6 +164,16 @@ async function invokeStage(options: ReconcileCommandOptions): Promise<ReconcileR
   });
   const name = options.function ?? `forgebridge-${stage}-reconcile`;
   const target = { kind: 'aws' as const, endpoint: undefined, label: `stage "${stage}"`, fromState: false };
+  return invoke(lambda, name, target, options);
+}
+
+/** Invokes a reconcile function (a stage's, or the local stack's) and returns the report it answered. */
+async function invoke(
+  lambda: LambdaClient,
+  name: string,
+  target: Parameters<typeof awsFailure>[1],
+  options: ReconcileCommandOptions,
+): Promise<ReconcileReport> {
   let answer: InvokeCommandOutput;
   try {
     answer = await lambda.send(

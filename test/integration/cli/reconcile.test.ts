@@ -12,6 +12,7 @@ import {
 } from '../../../local-stack/authorization-server.js';
 import { createTables } from '../../../local-stack/dynamodb.js';
 import { type GitHubDeliveries, startGitHubDeliveries } from '../../../local-stack/github-deliveries.js';
+import { freePort } from '../../../local-stack/ports.js';
 import { useDynamoDbLocal } from '../../helpers/aws-local.js';
 import { cleanCliEnv, expectOneLineError, NO_AWS_CREDENTIALS, runCli } from '../../helpers/cli.js';
 import { runMain } from '../../helpers/cli-in-process.js';
@@ -157,4 +158,24 @@ describe('forgebridge reconcile', () => {
       /AWS credentials not found for stage "prod"/,
     );
   }, 60_000);
+
+  it("without sources of its own, invokes the local stack's function, and says in one line when it cannot be reached", async () => {
+    const port = await freePort();
+    const unreachable = await cli(['reconcile'], {
+      ...cleanCliEnv(),
+      FORGEBRIDGE_LAMBDA_ENDPOINT: `http://127.0.0.1:${port}`,
+    });
+    expectOneLineError(
+      unreachable,
+      3,
+      `could not reach http://127.0.0.1:${port}: connection refused (is "npm start" running?)`,
+    );
+    // Sources of its own in the environment: it runs here, the Lambda endpoint unused.
+    const here = await cli(['reconcile', '--json'], {
+      ...env,
+      FORGEBRIDGE_LAMBDA_ENDPOINT: `http://127.0.0.1:${port}`,
+    });
+    expect(here.code).toBe(0);
+    expect(JSON.parse(here.stdout)).toMatchObject({ sources: 1, errors: 0 });
+  });
 });

@@ -1,0 +1,499 @@
+// The reconciler against the GitLab webhook-event stand-in (local-stack/gitlab-events.ts), DynamoDB Local, the
+// local authorization server (oidc-provider: the hook's token comes from the token store) and the real ingest
+// in-process: the stand-in sends each delivery and each resend, with the hook's secret token, into the ingest,
+// which publishes onto a bus of ours on 127.0.0.1 that records every entry by `detail.delivery`. Every answer
+// the stand-in sends is validated against GitLab's documented webhook-event fields after each test.
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { S3Client } from '@aws-sdk/client-s3';
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createIngestHandler,
+  createReconcileHandler,
+  DeliveryLog,
+  EventPublisher,
+  type LoggerLike,
+  resolveDelivery,
+} from '../../../../lib/aws/index.js';
+import { DedupeRecords } from '../../../../lib/aws/ingest/dedupe-record.js';
+import type { SourceHook } from '../../../../lib/aws/ingest/source-hook.js';
+import { ReconcileAttempts } from '../../../../lib/aws/reconcile/attempts.js';
+import { storeAuth } from '../../../../lib/aws/reconcile/auth.js';
+import { gitLabDeliveryLog } from '../../../../lib/aws/reconcile/gitlab.js';
+import { type ReconcileOptions, reconcile } from '../../../../lib/aws/reconcile/reconcile.js';
+import { createRecovery } from '../../../../lib/aws/reconcile/recover.js';
+import {
+  type AuthorizationServer,
+  DEFAULT_CLIENT,
+  FORGE_API_RESOURCE,
+  startAuthorizationServer,
+} from '../../../../local-stack/authorization-server.js';
+import { createTables } from '../../../../local-stack/dynamodb.js';
+import { type GitLabEvents, startGitLabEvents } from '../../../../local-stack/gitlab-events.js';
+import { type LocalS3, startS3 } from '../../../../local-stack/s3.js';
+import { useDynamoDbLocal } from '../../../helpers/aws-local.js';
+import { gitLabResponseErrors } from '../../../helpers/gitlab-events-schema.js';
+
+const ddb = useDynamoDbLocal();
+const SECRET = 'reconcile-gitlab-secret';
+const PROJECT_HOOK = '/projects/acme%2Fweb/hooks/5';
+const GROUP_HOOK = '/groups/acme/hooks/9';
+const SOURCE = 'acme-gl';
+const context = { getRemainingTimeInMillis: () => 20_000 } as Context;
+
+const bus = { received: [] as string[], details: [] as string[] };
+const BUCKET = 'reconcile-gitlab-claims';
+let s3: LocalS3;
+let publisher: EventPublisher;
+let busServer: Server;
+let authServer: AuthorizationServer;
+let forge: GitLabEvents;
+const ingestState = { down: false };
+let tables: { dedupe: string; tokens: string; deliveries: string };
+
+beforeAll(async () => {
+  busServer = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const { Entries } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        Entries: { Detail: string }[];
+      };
+      const ids = Entries.map((entry) => {
+        bus.received.push((JSON.parse(entry.Detail) as { delivery: string }).delivery);
+        bus.details.push(entry.Detail);
+        return { EventId: `event-${bus.received.length}` };
+      });
+      res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
+      res.end(JSON.stringify({ FailedEntryCount: 0, Entries: ids }));
+    });
+  });
+  busServer.listen(0, '127.0.0.1');
+  await once(busServer, 'listening');
+  const address = busServer.address();
+  const busUrl = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
+  authServer = await startAuthorizationServer();
+  const jwks = createRemoteJWKSet(new URL(authServer.jwksUri));
+  const { dedupe, tokens } = await ddb.tables();
+  tables = { dedupe, tokens, deliveries: `deliveries-${randomUUID().slice(0, 8)}` };
+  await createTables(ddb.endpoint, { deliveries: tables.deliveries });
+  s3 = await startS3({ buckets: [BUCKET] });
+  publisher = new EventPublisher({
+    eventBridge: new EventBridgeClient({
+      endpoint: busUrl,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      maxAttempts: 1,
+    }),
+    eventBusName: 'forge',
+    s3: new S3Client(s3.clientConfig),
+    bucket: BUCKET,
+  });
+  // The ingest as the function builds it, with one GitLab source (the secret token in X-Gitlab-Token).
+  const handler = createIngestHandler({
+    env: {
+      FORGEBRIDGE_BUS_NAME: 'forge',
+      FORGEBRIDGE_DEDUPE_TABLE: dedupe,
+      FORGEBRIDGE_WEBHOOK_SOURCES: JSON.stringify([{ name: SOURCE, forge: 'gitlab' }]),
+    },
+    clients: { dynamodb: ddb.client() },
+    publisher,
+    secret: async () => [SECRET],
+    logger: { info() {}, warn() {}, error() {} },
+    metrics: false,
+  });
+  forge = await startGitLabEvents({
+    accepts: async (token) => {
+      try {
+        await jwtVerify(token, jwks, { issuer: authServer.issuer, audience: FORGE_API_RESOURCE });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    send: async ({ headers, body }) => {
+      if (ingestState.down) return 503;
+      const event = {
+        version: '2.0',
+        routeKey: 'POST /webhooks/{source}',
+        rawPath: `/webhooks/${SOURCE}`,
+        rawQueryString: '',
+        headers,
+        pathParameters: { source: SOURCE },
+        requestContext: { http: { method: 'POST', path: `/webhooks/${SOURCE}` } },
+        body,
+        isBase64Encoded: false,
+      } as unknown as APIGatewayProxyEventV2;
+      return ((await handler(event as never, context)) as { statusCode: number }).statusCode;
+    },
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await forge?.close();
+  await authServer?.stop();
+  await s3?.stop();
+  busServer?.closeAllConnections();
+  await new Promise((resolve) => busServer?.close(resolve));
+});
+
+afterEach(() => {
+  // The stand-in stays honest: every answer it gave conforms to GitLab's documented fields.
+  const errors = forge.responses
+    .filter((response) => response.fault === undefined)
+    .flatMap(gitLabResponseErrors);
+  expect(errors).toEqual([]);
+});
+
+function recordingLogger() {
+  const lines: { level: string; message: string; fields: Record<string, unknown> }[] = [];
+  const at =
+    (level: string) =>
+    (message: string, ...extra: unknown[]) =>
+      void lines.push({ level, message, fields: (extra[0] ?? {}) as Record<string, unknown> });
+  const logger: LoggerLike = { info: at('info'), warn: at('warn'), error: at('error') };
+  return { logger, lines };
+}
+
+const projectHook = (): SourceHook => ({
+  kind: 'project',
+  api: forge.api,
+  id: 5,
+  provider: 'local',
+  project: 'acme/web',
+});
+const deliveryLog = () => new DeliveryLog({ client: ddb.client(), tableName: tables.deliveries });
+const tokenEntry = () => ({
+  provider: 'local',
+  clientId: DEFAULT_CLIENT.client_id,
+  site: authServer.issuer,
+  scope: 'forge:read',
+  resource: FORGE_API_RESOURCE,
+});
+
+function run(options: Partial<ReconcileOptions> & { perPage?: number } = {}) {
+  const auth = storeAuth(tokenEntry(), {
+    documentClient: ddb.documentClient(),
+    tableName: tables.tokens,
+    env: { IS_OFFLINE: 'true', FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret },
+  });
+  const { perPage, ...rest } = options;
+  return reconcile({
+    sources: [
+      {
+        name: SOURCE,
+        forge: 'gitlab',
+        windowSeconds: 7 * 24 * 60 * 60,
+        api: gitLabDeliveryLog({ hook: projectHook(), auth, perPage }),
+      },
+    ],
+    dedupe: new DedupeRecords({ client: ddb.client(), tableName: tables.dedupe }),
+    attempts: new ReconcileAttempts({
+      client: ddb.client(),
+      tableName: tables.dedupe,
+      ttlSeconds: 8 * 24 * 60 * 60,
+      backoffSeconds: 600,
+      maxBackoffSeconds: 6 * 60 * 60,
+    }),
+    deliveryLog: deliveryLog(),
+    ...rest,
+  });
+}
+
+function resetHooks() {
+  forge.addHook(PROJECT_HOOK, SECRET);
+  forge.addHook(GROUP_HOOK, SECRET);
+  forge.resends.length = 0;
+  forge.faults.down = false;
+  forge.faults.malformed = false;
+  forge.faults.rateLimitAfter = undefined;
+  bus.received.length = 0;
+  bus.details.length = 0;
+}
+
+const payload = (n: number) => ({
+  object_kind: 'issue',
+  event_type: 'issue',
+  project: { id: 7, path_with_namespace: 'acme/web' },
+  object_attributes: { iid: n, action: 'open' },
+});
+
+function counts(ids: string[]): Map<string, number> {
+  const map = new Map<string, number>();
+  for (const id of ids) map.set(id, (map.get(id) ?? 0) + 1);
+  return map;
+}
+
+async function logged(outcome: 'late' | 'redelivered', since: number) {
+  const page = await deliveryLog().list({ status: outcome, source: SOURCE, since, limit: 1000 });
+  return page.records.map((record) => record.deliveryId as string);
+}
+
+describe('reconcile() with a GitLab project hook', () => {
+  it('56 events over 3 pages, 22 failed at GitLab: resends the 12 that never reached us once, logs the 6 taken late, leaves the 4 with a later success; a second run resends nothing', async () => {
+    resetHooks();
+    const started = Date.now();
+    const at = (n: number) => started - 60 * 60 * 1000 + n * 1000;
+    const deliver = async (n: number, extra: { status?: string; answeredLate?: boolean; key?: string }) =>
+      (
+        await forge.deliver(PROJECT_HOOK, {
+          event: 'Issue Hook',
+          payload: payload(n),
+          at: at(n),
+          ...extra,
+        })
+      ).request_headers['Idempotency-Key'] as string;
+    const ok: string[] = [];
+    const lost: string[] = [];
+    const late: string[] = [];
+    const laterOk: string[] = [];
+    for (let n = 0; n < 30; n += 1) ok.push(await deliver(n, {}));
+    // Never reached us: GitLab got no answer (`internal error`), or the gateway answered 502 / 503.
+    for (let n = 0; n < 12; n += 1)
+      lost.push(await deliver(100 + n, { status: ['internal error', '502', '503'][n % 3] as string }));
+    for (let n = 0; n < 6; n += 1) late.push(await deliver(200 + n, { answeredLate: true }));
+    for (let n = 0; n < 4; n += 1) {
+      const key = await deliver(300 + n, { status: '500' });
+      await deliver(400 + n, { key });
+      laterOk.push(key);
+    }
+    expect(forge.hooks.get(PROJECT_HOOK)?.events).toHaveLength(56);
+    expect(bus.received).toHaveLength(40);
+    const { logger, lines } = recordingLogger();
+
+    const first = await run({ logger, perPage: 20 });
+    expect(first).toEqual({
+      sources: 1,
+      listed: 56,
+      failed: 18,
+      alreadyOurs: 6,
+      late: 6,
+      redelivered: 12,
+      recovered: 0,
+      skipped: 0,
+      gaveUp: 0,
+      errors: 0,
+      rateLimited: false,
+      dryRun: false,
+      bySource: { [SOURCE]: { failedAtForge: 12, redelivered: 12, recovered: 0 } },
+    });
+    const lists = forge.responses.filter((response) => response.operation === 'list');
+    expect(lists.map((response) => new URL(response.path, forge.api).searchParams.get('page'))).toEqual([
+      '1',
+      '2',
+      '3',
+    ]);
+    expect([...forge.resends].sort()).toEqual([...lost].sort());
+    const onBus = counts(bus.received);
+    for (const key of [...ok, ...lost, ...late, ...laterOk]) expect(onBus.get(key), key).toBe(1);
+    expect(bus.received).toHaveLength(52);
+    expect((await logged('late', started - 1000)).sort()).toEqual([...late].sort());
+    expect((await logged('redelivered', started - 1000)).sort()).toEqual([...lost].sort());
+    expect(lines.filter((line) => line.message === 'reconcile run')).toEqual([
+      { level: 'info', message: 'reconcile run', fields: first },
+    ]);
+
+    const second = await run({ perPage: 20 });
+    expect(second).toMatchObject({
+      listed: 68,
+      failed: 6,
+      alreadyOurs: 6,
+      late: 0,
+      redelivered: 0,
+      errors: 0,
+    });
+    expect(forge.resends).toHaveLength(12);
+    expect(bus.received).toHaveLength(52);
+  });
+
+  it('the ingest down while GitLab sends 60 deliveries: one run resends the 25 it refused, 0 lost, 0 doubled', async () => {
+    resetHooks();
+    const keys: string[] = [];
+    for (let n = 0; n < 60; n += 1) {
+      ingestState.down = n >= 20 && n < 45;
+      const event = await forge.deliver(PROJECT_HOOK, { event: 'Issue Hook', payload: payload(n) });
+      keys.push(event.request_headers['Idempotency-Key'] as string);
+    }
+    ingestState.down = false;
+    expect(counts(bus.received).size).toBe(35);
+    expect(await run()).toMatchObject({ listed: 60, failed: 25, redelivered: 25, errors: 0 });
+    const onBus = counts(bus.received);
+    expect(keys.filter((key) => onBus.get(key) !== 1)).toEqual([]);
+    expect(bus.received).toHaveLength(60);
+  });
+
+  it('stops on a 429 with retry-after mid-run and resumes on the next run', async () => {
+    resetHooks();
+    for (let n = 0; n < 6; n += 1)
+      await forge.deliver(PROJECT_HOOK, { event: 'Issue Hook', payload: payload(n), status: '502' });
+    // The list and two resends, then 429 (GitLab limits resends to five a minute per hook and user).
+    forge.faults.rateLimitAfter = 3;
+    const { logger, lines } = recordingLogger();
+    expect(await run({ logger })).toMatchObject({
+      failed: 6,
+      redelivered: 2,
+      skipped: 4,
+      errors: 0,
+      rateLimited: true,
+    });
+    expect(
+      lines.find((line) => line.message === 'forge api rate limited, resuming next run')?.fields,
+    ).toEqual({
+      source: SOURCE,
+      retryAfterSeconds: 60,
+    });
+    forge.faults.rateLimitAfter = undefined;
+    // The one refused mid-call was claimed: it waits for its backoff.
+    expect(await run()).toMatchObject({ failed: 4, redelivered: 3, skipped: 1, rateLimited: false });
+    expect(new Set(forge.resends).size).toBe(5);
+    expect(forge.resends).toHaveLength(5);
+  });
+
+  it('ends normally with the error logged when the API is down, and resends nothing on a malformed answer', async () => {
+    resetHooks();
+    for (let n = 0; n < 3; n += 1)
+      await forge.deliver(PROJECT_HOOK, {
+        event: 'Issue Hook',
+        payload: payload(n),
+        status: 'internal error',
+      });
+    forge.faults.down = true;
+    const { logger, lines } = recordingLogger();
+    expect(await run({ logger })).toMatchObject({ listed: 0, redelivered: 0, errors: 1, rateLimited: false });
+    expect(lines.find((line) => line.message === 'reconcile of a source failed')).toMatchObject({
+      level: 'error',
+      fields: {
+        source: SOURCE,
+        errorCode: 'forge_unavailable',
+        error: `GET /api/v4${PROJECT_HOOK}/events failed: 503 "503 Service Unavailable"`,
+      },
+    });
+    forge.faults.down = false;
+    forge.faults.malformed = true;
+    expect(await run({ logger })).toMatchObject({ listed: 0, failed: 0, redelivered: 0, errors: 1 });
+    expect(lines.at(-2)?.fields).toMatchObject({
+      errorCode: 'forge_malformed',
+      error: `GET /api/v4${PROJECT_HOOK}/events answered an event without a "request_headers" object`,
+    });
+    expect(forge.resends).toEqual([]);
+    // The broken answer is one GitLab's documented fields refuse: the validator sees the drift.
+    const broken = forge.responses.filter((response) => response.fault === 'malformed');
+    expect(broken).toHaveLength(1);
+    expect(gitLabResponseErrors(broken[0] as (typeof broken)[number])).toContain(
+      `GET /api/v4${PROJECT_HOOK}/events?per_page=100&page=1 200: /0 must have required property 'request_headers'`,
+    );
+  });
+
+  it('publishes a 12 MB delivery (answered 413) once through the claim check from its request_data, and a subscriber receives it', async () => {
+    resetHooks();
+    const big = { ...payload(7), blob: 'x'.repeat(12 * 1024 * 1024) };
+    const event = await forge.deliver(PROJECT_HOOK, { event: 'Issue Hook', payload: big, status: '413' });
+    const key = event.request_headers['Idempotency-Key'] as string;
+    const recover = createRecovery({
+      publisher,
+      dedupe: { client: ddb.client(), tableName: tables.dedupe },
+      deliveryLog: deliveryLog(),
+    });
+    const first = await run({ recover });
+    expect(first).toMatchObject({ failed: 1, redelivered: 0, recovered: 1, errors: 0 });
+    expect(forge.resends).toEqual([]);
+    expect(bus.received).toEqual([key]);
+    const detail = JSON.parse(bus.details[0] as string) as Record<string, unknown>;
+    expect(detail).toMatchObject({
+      delivery: key,
+      forge: 'gitlab',
+      source: SOURCE,
+      verified: 'forge-api',
+      payloadRef: { bucket: BUCKET, bytes: Buffer.byteLength(JSON.stringify(big)) },
+    });
+    const received = await resolveDelivery({ detail }, { s3: new S3Client(s3.clientConfig) });
+    expect(received.payload).toEqual(big);
+    const rows = await deliveryLog().list({ status: 'recovered', source: SOURCE, limit: 10 });
+    expect(rows.records.map((row) => [row.deliveryId, row.verdict, row.reason])).toEqual([
+      [key, 'forge_api', 'recovered from forge API'],
+    ]);
+    // Exactly once: a later run finds the dedupe record completed.
+    expect(await run({ recover })).toMatchObject({ failed: 1, alreadyOurs: 1, late: 0, recovered: 0 });
+    expect(bus.received).toHaveLength(1);
+  }, 60_000);
+
+  it('runs from the environment alone through createReconcileHandler: a group hook, a dry run first', async () => {
+    resetHooks();
+    const lost = await forge.deliver(GROUP_HOOK, {
+      event: 'Push Hook',
+      payload: { object_kind: 'push', ref: 'refs/heads/main', project: { id: 8 } },
+      status: 'internal error',
+    });
+    const variables = {
+      IS_OFFLINE: 'true',
+      FORGEBRIDGE_BUS_NAME: 'forge',
+      FORGEBRIDGE_DEDUPE_TABLE: tables.dedupe,
+      FORGEBRIDGE_TOKEN_TABLE: tables.tokens,
+      FORGEBRIDGE_DELIVERIES_TABLE: tables.deliveries,
+      FORGEBRIDGE_OAUTH_CLIENTS: JSON.stringify([tokenEntry()]),
+      FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret,
+      FORGEBRIDGE_WEBHOOK_SOURCES: JSON.stringify([
+        {
+          name: SOURCE,
+          forge: 'gitlab',
+          hook: { kind: 'group', group: 'acme', id: 9, provider: 'local', api: forge.api },
+        },
+      ]),
+    };
+    const { logger } = recordingLogger();
+    const handler = createReconcileHandler({
+      env: variables,
+      dynamodb: ddb.client(),
+      logger,
+      metrics: false,
+    });
+    expect(await handler({ dryRun: true })).toMatchObject({
+      sources: 1,
+      failed: 1,
+      redelivered: 1,
+      dryRun: true,
+    });
+    expect(forge.resends).toEqual([]);
+    expect(await handler(undefined)).toMatchObject({ sources: 1, failed: 1, redelivered: 1, errors: 0 });
+    const key = lost.request_headers['Idempotency-Key'] as string;
+    expect(forge.resends).toEqual([key]);
+    expect(bus.received).toEqual([key]);
+    expect(forge.hooks.get(GROUP_HOOK)?.events.map((event) => event.response_status)).toEqual([
+      '202',
+      'internal error',
+    ]);
+    const rows = await deliveryLog().list({ status: 'redelivered', source: SOURCE, limit: 10 });
+    expect(rows.records.map((row) => [row.deliveryId, row.reason])).toContainEqual([
+      key,
+      'redelivered by reconciler',
+    ]);
+  });
+
+  it('the stand-in filters by status as GitLab documents it, and refuses a value it does not know', async () => {
+    const list = async (query: string) => {
+      const answer = await fetch(`${forge.api}${GROUP_HOOK}/events?${query}`, {
+        headers: { 'private-token': await authToken() },
+      });
+      return { status: answer.status, body: (await answer.json()) as { response_status: string }[] };
+    };
+    const statuses = async (query: string) => (await list(query)).body.map((event) => event.response_status);
+    expect(await statuses('status=successful')).toEqual(['202']);
+    expect(await statuses('status[]=client_failure&status[]=server_failure')).toEqual([]);
+    expect(await statuses('status=202')).toEqual(['202']);
+    expect(await statuses('status=200')).toEqual([]);
+    expect((await list('status=timeout')).status).toBe(400);
+  });
+});
+
+async function authToken(): Promise<string> {
+  const auth = storeAuth(tokenEntry(), {
+    documentClient: ddb.documentClient(),
+    tableName: tables.tokens,
+    env: { IS_OFFLINE: 'true', FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret },
+  });
+  return (await auth.authorization()).slice('Bearer '.length);
+}
