@@ -79,6 +79,11 @@ export interface FaultEventBridge {
   readonly received: ReadonlyMap<string, number>;
   /** When each delivery id was first accepted (`performance.now()`), whether or not the caller read the reply. */
   readonly firstAccepted: ReadonlyMap<string, number>;
+  /**
+   * Delivery ids of accepted entries whose reply the caller never got: a reply lost on purpose, or a slow reply its
+   * caller gave up on. (A prompt reply the caller's own timer beat cannot be seen from here.)
+   */
+  readonly unread: ReadonlySet<string>;
   /** When the first PutEvents request about each `detail.delivery` arrived (`performance.now()`). */
   readonly firstSeen: ReadonlyMap<string, number>;
   /** Every request the slow bus answered late, once it ended. */
@@ -152,6 +157,7 @@ export async function startFaultEventBridge(
   let stats = emptyStats();
   const received = new Map<string, number>();
   const firstAccepted = new Map<string, number>();
+  const unread = new Set<string>();
   const accept = (id: string) => {
     received.set(id, (received.get(id) ?? 0) + 1);
     if (!firstAccepted.has(id)) firstAccepted.set(id, performance.now());
@@ -230,6 +236,7 @@ export async function startFaultEventBridge(
     });
     if (lost) {
       stats.lostReplies += 1;
+      for (const id of ids) unread.add(id);
       req.socket.destroy();
       return;
     }
@@ -262,6 +269,7 @@ export async function startFaultEventBridge(
     res.on('close', () => {
       if (replied) return;
       counted.lateReplies += 1;
+      for (const id of ids) unread.add(id);
       log.push({ ids, arrivedAt, endedAt: performance.now(), replied: false });
     });
     const done = new Promise<void>((resolve) => {
@@ -288,6 +296,7 @@ export async function startFaultEventBridge(
     received,
     firstSeen,
     firstAccepted,
+    unread,
     get slowRequests() {
       return slowRequests;
     },
@@ -311,6 +320,7 @@ export async function startFaultEventBridge(
       stats = emptyStats();
       received.clear();
       firstAccepted.clear();
+      unread.clear();
       attempts.clear();
       invocations.clear();
       firstSeen.clear();

@@ -381,6 +381,33 @@ async function run(scenario: Scenario, deliveries = DELIVERIES): Promise<{ figur
   return { figures, sent };
 }
 
+/**
+ * The deliveries on the bus more than once WITHOUT an ambiguous publish before them: an accepted entry whose reply
+ * the ingest never read, either one the bus knows of (a reply lost on purpose, a slow reply the client gave up on)
+ * or one the bus cannot see (a prompt reply the client's request timeout beat on a busy machine), which shows as
+ * the ingest answering 503 or "queued" after the bus had accepted the delivery; or an ambiguous queue write (a
+ * 503 for a delivery whose queue record was written). A redelivery, a retry or the retrier then sends it again:
+ * that double is the ambiguous case, measured. Any other double (a dedupe that let a
+ * redelivery through, a retrier publishing what the ingest had published and said so) is a bug, and shows here.
+ */
+function doublesWithoutAmbiguousPublish(sent: readonly Sent[]): string[] {
+  return sent
+    .filter((delivery) => {
+      if ((bus.received.get(delivery.id) ?? 0) < 2 || bus.unread.has(delivery.id)) return false;
+      // A queue write whose reply was lost: answered 503 though the record exists, so the retrier publishes it too
+      // unless the redelivery's dedupe record says completed (its own write can fail under these faults).
+      if (delivery.statuses.includes(503) && table.stats.writesByKey.has(`queue#${delivery.id}`))
+        return false;
+      const acceptedAt = bus.firstAccepted.get(delivery.id) ?? Number.POSITIVE_INFINITY;
+      return !delivery.statuses.some(
+        (status, index) =>
+          (status === 503 || (status === 202 && delivery.queued)) &&
+          (delivery.answeredAt[index] ?? 0) > acceptedAt,
+      );
+    })
+    .map((delivery) => delivery.id);
+}
+
 function injected(): string {
   const parts: string[] = [];
   const { stats } = bus;
@@ -502,24 +529,16 @@ describe(`the ingest under injected faults (${DELIVERIES} deliveries, concurrenc
     // answered "not published" (503, or queued for the retrier) after the bus had it, and the redelivery or the
     // retrier sent it again. Any other double (a dedupe that let a redelivery through) fails here.
     const orphanRecords = figures.retrierPublished - figures.queued;
-    const unexplained = sent.filter((delivery) => {
-      if ((bus.received.get(delivery.id) ?? 0) < 2) return false;
-      const acceptedAt = bus.firstAccepted.get(delivery.id) ?? Number.POSITIVE_INFINITY;
-      return !delivery.statuses.some(
-        (status, index) =>
-          (status === 503 || (status === 202 && delivery.queued)) &&
-          (delivery.answeredAt[index] ?? 0) > acceptedAt,
-      );
-    });
+    const unexplained = doublesWithoutAmbiguousPublish(sent);
     console.log(
       `(d) queue records of deliveries answered 503: ${orphanRecords}, doubled: ${figures.doubled}, ` +
         `doubles without an ambiguous publish: ${unexplained.length}`,
     );
-    expect(unexplained.map((delivery) => delivery.id)).toEqual([]);
+    expect(unexplained).toEqual([]);
   });
 
   it('(e) 5% of PutEvents replies lost (item 13): the doubled rate is measured, not hidden, and bounded', async () => {
-    const { figures } = await run({
+    const { figures, sent } = await run({
       key: 'e',
       title: '(e) bus: 5% of PutEvents replies lost (accepted); redelivery',
       bus: { lostReplyRate: 0.05 },
@@ -530,8 +549,9 @@ describe(`the ingest under injected faults (${DELIVERIES} deliveries, concurrenc
       `(e) doubled: ${figures.doubled} of ${DELIVERIES} deliveries (${(rate * 100).toFixed(1)}%) after ${bus.stats.lostReplies} lost replies`,
     );
     expect(bus.stats.lostReplies).toBeGreaterThan(DELIVERIES * 0.03);
-    // Only an accepted entry whose reply was lost can be sent again: never more doubles than lost replies.
-    expect(figures.doubled).toBeLessThanOrEqual(bus.stats.lostReplies);
+    // Only an accepted entry whose reply the ingest never read can be sent again: a lost reply (injected), or on a
+    // busy machine a reply its request timeout beat. Each double is one of them, checked per delivery.
+    expect(doublesWithoutAmbiguousPublish(sent)).toEqual([]);
     expect(rate).toBeLessThan(0.1);
     expect(figures).toMatchObject({ lost: 0, unkept: 0, otherFailures: 0 });
   });
@@ -577,12 +597,12 @@ describe(`the ingest under injected faults (${DELIVERIES} deliveries, concurrenc
     expect(figures.retrierPublished).toBe(figures.queued);
     expect(figures).toMatchObject({ lost: 0, unkept: 0, otherFailures: 0 });
     // Every slowed request was recorded on arrival, so an entry reaches the bus twice only when the client stopped
-    // waiting for an accepted request (its timeout) and the delivery was then sent again (a retry or the
-    // retrier): each copy past the first is a request whose reply the client never read. Hence at most one extra
-    // copy per reply the client gave up on; these doubles are item 13's ambiguous case, not a publish the budget
-    // cut off.
-    expect(extraCopies).toBeLessThanOrEqual(bus.stats.lateReplies);
-    expect(figures.doubled).toBeLessThanOrEqual(bus.stats.lateReplies);
+    // waiting for an accepted request (its timeout) and the delivery was then sent again (the retrier): item 13's
+    // ambiguous case, not a publish the budget cut off. Checked per delivery: each double was accepted by the bus
+    // before the ingest answered it "queued". Most are the slow replies the client gave up on (lateReplies); on a
+    // busy machine a prompt reply that the client's timer beat counts too, which the bus cannot see, so the
+    // count of late replies is printed, not used as a bound.
+    expect(doublesWithoutAmbiguousPublish(sent)).toEqual([]);
     // No retry starts after an attempt that timed out (the request timeout plus another such attempt does not
     // fit the budget), and a refused attempt records nothing, so no delivery is on the bus more than twice: its
     // timed-out attempt and the retrier's.
