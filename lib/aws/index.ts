@@ -34,6 +34,13 @@ export {
   type IngestLambdaHandler,
 } from './handlers/ingest.js';
 export {
+  createReconcileHandler,
+  type ReconcileClients,
+  type ReconcileEvent,
+  type ReconcileHandler,
+  type ReconcileHandlerOptions,
+} from './handlers/reconcile.js';
+export {
   createRedriveHandler,
   type RedriveClients,
   type RedriveHandlerOptions,
@@ -107,12 +114,6 @@ export {
 } from './metrics.js';
 export { type ReconcileConfig, type ReconcileSourceConfig, readReconcileConfig } from './reconcile/config.js';
 export { ForgeApiError, type ForgeApiErrorCode, ForgeApiErrorCodes } from './reconcile/forge-http.js';
-export {
-  createReconcileHandler,
-  type ReconcileEvent,
-  type ReconcileHandler,
-  type ReconcileHandlerOptions,
-} from './reconcile/handler.js';
 export { type ReconcileLastRun, readReconcileRun } from './reconcile/last-run.js';
 export { RECONCILE_GAVE_UP_METRIC } from './reconcile/reconcile.js';
 export type { ReconcileReport, SourceCounts } from './reconcile/types.js';

@@ -131,7 +131,7 @@ async function runHere(options: ReconcileCommandOptions): Promise<ReconcileRepor
   try {
     handler = createReconcileHandler({
       env,
-      dynamodb: dynamoDbClient({ ...target, tableName: '', region: undefined }),
+      clients: { dynamodb: dynamoDbClient({ ...target, tableName: '', region: undefined }) },
       logger: quiet,
       // The CLI prints its report; metric lines are for a deployed function's CloudWatch Logs.
       metrics: false,

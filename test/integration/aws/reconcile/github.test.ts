@@ -531,7 +531,7 @@ describe('reconcile() with a GitHub repository hook', () => {
     const counted: unknown[] = [];
     const handler = createReconcileHandler({
       env: variables,
-      dynamodb: ddb.client(),
+      clients: { dynamodb: ddb.client() },
       logger,
       metrics: { reconcile: (metric) => void counted.push(metric) },
     });

@@ -447,7 +447,7 @@ describe('reconcile() with a GitLab project hook', () => {
     const { logger } = recordingLogger();
     const handler = createReconcileHandler({
       env: variables,
-      dynamodb: ddb.client(),
+      clients: { dynamodb: ddb.client() },
       logger,
       metrics: false,
     });

@@ -21,7 +21,11 @@ const env = (sources: unknown[], extra: Record<string, string> = {}) => ({
   ...extra,
 });
 const build = (variables: Record<string, string | undefined>) =>
-  createReconcileHandler({ env: variables, logger, dynamodb: new DynamoDBClient({ region: 'us-east-1' }) });
+  createReconcileHandler({
+    env: variables,
+    logger,
+    clients: { dynamodb: new DynamoDBClient({ region: 'us-east-1' }) },
+  });
 
 describe('readReconcileConfig()', () => {
   it('keeps the sources that name a hook, with their token entry and the forge window', () => {

@@ -17,30 +17,40 @@ import { type Env, sdkTimeouts } from '../env.js';
 import { DedupeRecords } from '../ingest/dedupe-record.js';
 import { EventPublisher } from '../ingest/publisher.js';
 import { ForgebridgeMetrics } from '../metrics.js';
+import { ReconcileAttempts } from '../reconcile/attempts.js';
+import { gitHubAppJwtAuth, storeAuth } from '../reconcile/auth.js';
+import {
+  type ReconcileConfig,
+  type ReconcileSourceConfig,
+  readReconcileConfig,
+} from '../reconcile/config.js';
+import { gitHubDeliveryLog } from '../reconcile/github.js';
+import { gitLabDeliveryLog } from '../reconcile/gitlab.js';
+import { recordReconcileRun } from '../reconcile/last-run.js';
+import { type ReconcileSource, reconcile } from '../reconcile/reconcile.js';
+import { createRecovery } from '../reconcile/recover.js';
+import type { DeliveryLogApi, ReconcileReport } from '../reconcile/types.js';
 import { errorCode } from '../rules.js';
 import type { LoggerLike } from '../types.js';
-import { ReconcileAttempts } from './attempts.js';
-import { gitHubAppJwtAuth, storeAuth } from './auth.js';
-import { type ReconcileConfig, type ReconcileSourceConfig, readReconcileConfig } from './config.js';
-import { gitHubDeliveryLog } from './github.js';
-import { gitLabDeliveryLog } from './gitlab.js';
-import { recordReconcileRun } from './last-run.js';
-import { type ReconcileSource, reconcile } from './reconcile.js';
-import { createRecovery } from './recover.js';
-import type { DeliveryLogApi, ReconcileReport } from './types.js';
 
 /** Options of {@link createReconcileHandler}; everything defaults to what the Lambda builds for itself. */
+/** The SDK clients of the reconciler, as the other composition roots take theirs. */
+export interface ReconcileClients {
+  /** DynamoDB client of the dedupe, token and delivery-log tables. */
+  dynamodb?: DynamoDBClient | undefined;
+  /** Reads the OAuth client secrets and App private keys (built on first use). */
+  ssm?: SSMClient | undefined;
+  /** Publishes deliveries too large for the ingest (the publisher retries). */
+  eventBridge?: EventBridgeClient | undefined;
+  /** The claim-check bucket's client. */
+  s3?: S3Client | undefined;
+}
+
 export interface ReconcileHandlerOptions {
   /** Where the configuration is read. Default `process.env`. */
   env?: Env | undefined;
-  /** DynamoDB client of the dedupe, token and delivery-log tables. Default: one with the AWS timeouts. */
-  dynamodb?: DynamoDBClient | undefined;
-  /** Reads the OAuth client secrets and App private keys. Default: one built on first use. */
-  ssm?: SSMClient | undefined;
-  /** Publishes deliveries too large for the ingest. Default: one with the AWS timeouts (the publisher retries). */
-  eventBridge?: EventBridgeClient | undefined;
-  /** The claim-check bucket's client. Default: one with the AWS timeouts. */
-  s3?: S3Client | undefined;
+  /** The SDK clients the reconciler talks through; each one not given is built with the AWS timeouts. */
+  clients?: ReconcileClients | undefined;
   /** The forge API's `fetch`. Default the global one. */
   fetch?: typeof fetch | undefined;
   logger?: LoggerLike | undefined;
@@ -66,7 +76,7 @@ function deliveryLogApi(
   source: ReconcileSourceConfig,
   config: ReconcileConfig,
   deps: Required<Pick<ReconcileHandlerOptions, 'env'>> &
-    ReconcileHandlerOptions & { documentClient: DynamoDBDocumentClient },
+    ReconcileHandlerOptions & { documentClient: DynamoDBDocumentClient; ssm: SSMClient | undefined },
 ): DeliveryLogApi {
   const { hook, token } = source;
   const auth =
@@ -97,9 +107,10 @@ export function createReconcileHandler(options: ReconcileHandlerOptions = {}): R
   const env = options.env ?? process.env;
   const config = readReconcileConfig(env);
   const logger = options.logger ?? new Logger({ serviceName: 'forgebridge-reconcile' });
-  const dynamodb = options.dynamodb ?? new DynamoDBClient(sdkTimeouts(config.requestTimeoutMs));
+  const clients = options.clients ?? {};
+  const dynamodb = clients.dynamodb ?? new DynamoDBClient(sdkTimeouts(config.requestTimeoutMs));
   const documentClient = DynamoDBDocumentClient.from(dynamodb);
-  const deps = { ...options, env, logger, documentClient };
+  const deps = { ...options, ssm: clients.ssm, env, logger, documentClient };
   const sources: ReconcileSource[] = config.sources.map((source) => ({
     name: source.name,
     forge: source.forge,
@@ -138,9 +149,9 @@ export function createReconcileHandler(options: ReconcileHandlerOptions = {}): R
           publisher: new EventPublisher({
             ...config.publisher,
             eventBridge:
-              options.eventBridge ??
+              clients.eventBridge ??
               new EventBridgeClient({ ...sdkTimeouts(config.requestTimeoutMs), maxAttempts: 1 }),
-            s3: options.s3 ?? new S3Client(sdkTimeouts(Math.max(config.requestTimeoutMs, 5_000))),
+            s3: clients.s3 ?? new S3Client(sdkTimeouts(Math.max(config.requestTimeoutMs, 5_000))),
             bucket,
             logger,
           }),
