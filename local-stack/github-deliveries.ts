@@ -6,9 +6,11 @@
 // kept in `responses`, so the tests validate each against GitHub's REST description. Faults (an API that is
 // down, a rate limit, a malformed answer, expired tokens) are switches.
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sign } from '../lib/webhooks/index.js';
+import { type RecordedAnswer, recordingAnswer, type SendDelivery, serveStandIn } from './stand-in-server.js';
+
+export type { SendDelivery };
 
 /** One attempt, as GitHub's `hook-delivery` describes it (the list answers it without `request`/`response`). */
 export interface StandInAttempt {
@@ -36,21 +38,8 @@ export interface StandInHook {
   attempts: StandInAttempt[];
 }
 
-/** What one forge delivery (or redelivery) gets from our side: the HTTP status, 0 for no answer. */
-export type SendDelivery = (request: { headers: Record<string, string>; body: string }) => Promise<number>;
-
 /** One answer the stand-in sent: what the tests validate against the API's description. */
-export interface StandInResponse {
-  method: string;
-  /** The route's operation: `list`, `get`, `redeliver`, or `error`. */
-  operation: 'list' | 'get' | 'redeliver' | 'error';
-  path: string;
-  status: number;
-  headers: Record<string, string>;
-  body: unknown;
-  /** Set on an answer broken on purpose (the `malformed` fault): it does not conform, by design. */
-  fault?: 'malformed';
-}
+export type StandInResponse = RecordedAnswer<'list' | 'get' | 'redeliver' | 'error'>;
 
 /** Options of {@link startGitHubDeliveries}. */
 export interface GitHubDeliveriesOptions {
@@ -169,32 +158,10 @@ export async function startGitHubDeliveries(options: GitHubDeliveriesOptions): P
     return attempt;
   };
 
-  const answer = (
-    req: IncomingMessage,
-    res: ServerResponse,
-    operation: StandInResponse['operation'],
-    status: number,
-    body: unknown,
-    headers: Record<string, string> = {},
-    fault?: 'malformed',
-  ) => {
-    const all = {
-      'content-type': 'application/json; charset=utf-8',
-      'x-github-api-version-selected': '2022-11-28',
-      ...headers,
-    };
-    responses.push({
-      method: req.method ?? '',
-      operation,
-      path: req.url ?? '',
-      status,
-      headers: all,
-      body,
-      ...(fault === undefined ? {} : { fault }),
-    });
-    res.writeHead(status, all);
-    res.end(body === undefined ? '' : JSON.stringify(body));
-  };
+  const answer = recordingAnswer(responses, {
+    'content-type': 'application/json; charset=utf-8',
+    'x-github-api-version-selected': '2022-11-28',
+  });
 
   const route = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
@@ -271,19 +238,8 @@ export async function startGitHubDeliveries(options: GitHubDeliveriesOptions): P
     return error(404, 'Not Found');
   };
 
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      route(req, res).catch(() => {
-        if (!res.headersSent) res.writeHead(500);
-        res.end();
-      });
-    });
-  });
-  server.listen(options.port ?? 0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  const server = await serveStandIn(route, options.port);
+  const { port } = server;
 
   return {
     url: `http://127.0.0.1:${port}`,
@@ -312,9 +268,6 @@ export async function startGitHubDeliveries(options: GitHubDeliveriesOptions): P
     async settled() {
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
     },
-    async close() {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    },
+    close: () => server.close(),
   };
 }

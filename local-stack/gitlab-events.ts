@@ -7,8 +7,8 @@
 // sends is kept in `responses`, so the tests validate each against GitLab's documented fields. Faults (an API
 // that is down, a rate limit, a malformed answer) are switches.
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type RecordedAnswer, recordingAnswer, type SendDelivery, serveStandIn } from './stand-in-server.js';
 
 /** One event as GitLab's `GET .../hooks/:hook_id/events` lists it. */
 export interface GitLabStandInEvent {
@@ -36,27 +36,12 @@ export interface GitLabStandInHook {
   events: GitLabStandInEvent[];
 }
 
-/** What one delivery gets from our side: the HTTP status, 0 for no answer. */
-export type SendGitLabDelivery = (request: {
-  headers: Record<string, string>;
-  body: string;
-}) => Promise<number>;
-
 /** One answer the stand-in sent: what the tests validate against GitLab's documented fields. */
-export interface GitLabStandInResponse {
-  method: string;
-  operation: 'list' | 'resend' | 'error';
-  path: string;
-  status: number;
-  headers: Record<string, string>;
-  body: unknown;
-  /** Set on an answer broken on purpose (the `malformed` fault). */
-  fault?: 'malformed';
-}
+export type GitLabStandInResponse = RecordedAnswer<'list' | 'resend' | 'error'>;
 
 /** Options of {@link startGitLabEvents}. */
 export interface GitLabEventsOptions {
-  send: SendGitLabDelivery;
+  send: SendDelivery;
   /** Whether a token (`Authorization: Bearer` or `PRIVATE-TOKEN`) is good. */
   accepts: (token: string) => boolean | Promise<boolean>;
   port?: number;
@@ -179,28 +164,7 @@ export async function startGitLabEvents(options: GitLabEventsOptions): Promise<G
     return event;
   };
 
-  const answer = (
-    req: IncomingMessage,
-    res: ServerResponse,
-    operation: GitLabStandInResponse['operation'],
-    status: number,
-    body: unknown,
-    headers: Record<string, string> = {},
-    fault?: 'malformed',
-  ) => {
-    const all = { 'content-type': 'application/json', ...headers };
-    responses.push({
-      method: req.method ?? '',
-      operation,
-      path: req.url ?? '',
-      status,
-      headers: all,
-      body,
-      ...(fault === undefined ? {} : { fault }),
-    });
-    res.writeHead(status, all);
-    res.end(JSON.stringify(body));
-  };
+  const answer = recordingAnswer(responses, { 'content-type': 'application/json' });
 
   const route = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
@@ -294,19 +258,8 @@ export async function startGitLabEvents(options: GitLabEventsOptions): Promise<G
     return error(405, '405 Method Not Allowed');
   };
 
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      route(req, res).catch(() => {
-        if (!res.headersSent) res.writeHead(500);
-        res.end();
-      });
-    });
-  });
-  server.listen(options.port ?? 0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  const server = await serveStandIn(route, options.port);
+  const { port } = server;
 
   return {
     api: `http://127.0.0.1:${port}/api/v4`,
@@ -331,9 +284,6 @@ export async function startGitLabEvents(options: GitLabEventsOptions): Promise<G
         ...(delivery.at === undefined ? {} : { at: delivery.at }),
       });
     },
-    async close() {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    },
+    close: () => server.close(),
   };
 }
