@@ -5,15 +5,9 @@
  * handler is one line). What handlers and users need; deeper paths are private (tests reach them directly).
  */
 
-export {
-  AwsDefaults,
-  type AwsErrorCode,
-  AwsErrorCodes,
-  DedupeTable,
-  DeliveryLogTable,
-  QueueMetrics,
-  TokenTable,
-} from './constants.js';
+export { QueueMetrics } from './constants.js';
+// The SDK-free part (defaults, table definitions, the delivery id and source name rules), also its own entry.
+export * from './core/index.js';
 export * from './delivery-log/index.js';
 export { type Env, numberEnv, optionalEnv, requireEnv, sdkTimeouts } from './env.js';
 export {
@@ -117,7 +111,7 @@ export { ForgeApiError, type ForgeApiErrorCode, ForgeApiErrorCodes } from './rec
 export { type ReconcileLastRun, readReconcileRun } from './reconcile/last-run.js';
 export { RECONCILE_GAVE_UP_METRIC } from './reconcile/reconcile.js';
 export type { ReconcileReport, SourceCounts } from './reconcile/types.js';
-export { errorCode, isDeliveryId, isOffline, isSourceName, positive, SOURCE_NAME_RULE } from './rules.js';
+export { errorCode, isOffline, positive, SOURCE_NAME_RULE } from './rules.js';
 export {
   createSecretsProvider,
   parseSecretList,
