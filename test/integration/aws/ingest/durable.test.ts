@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeliveryQueue, EventPublisher, type LoggerLike, redriveQueue } from '../../../../lib/aws/index.js';
 import { signedDelivery, testIngest } from '../../../helpers/aws-delivery.js';
 import { useDynamoDbLocal } from '../../../helpers/aws-local.js';
+import { recordingLogger } from '../../../helpers/recording-logger.js';
 
 const ddb = useDynamoDbLocal();
 
@@ -72,16 +73,6 @@ async function post(handler: ReturnType<typeof ingest>, id: string) {
   const event = { version: '2.0', headers, body, requestContext: { http: { method: 'POST' } } };
   const answer = (await handler(event as never, context)) as { statusCode: number; body: string };
   return { status: answer.statusCode, body: JSON.parse(answer.body) as unknown };
-}
-
-function recordingLogger() {
-  const lines: { level: string; message: string; fields: Record<string, unknown> }[] = [];
-  const at =
-    (level: string) =>
-    (message: string, ...extra: unknown[]) =>
-      void lines.push({ level, message, fields: (extra[0] ?? {}) as Record<string, unknown> });
-  const logger: LoggerLike = { info: at('info'), warn: at('warn'), error: at('error') };
-  return { logger, lines };
 }
 
 function redrive(tableName: string, options: { maxAgeSeconds?: number; logger?: LoggerLike } = {}) {

@@ -4,8 +4,6 @@
 // which publishes onto a bus of ours on 127.0.0.1 that records every entry by `detail.delivery`. Every answer
 // the stand-in sends is validated against GitHub's REST description (@octokit/openapi) after each test.
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
@@ -16,7 +14,6 @@ import {
   createReconcileHandler,
   DeliveryLog,
   EventPublisher,
-  type LoggerLike,
   resolveDelivery,
 } from '../../../../lib/aws/index.js';
 import { DedupeRecords } from '../../../../lib/aws/ingest/dedupe-record.js';
@@ -42,6 +39,8 @@ import {
   gitHubQueryParameters,
   gitHubResponseErrors,
 } from '../../../helpers/github-openapi.js';
+import { type RecordingBus, sourceEvent, startRecordingBus } from '../../../helpers/reconcile-rig.js';
+import { recordingLogger } from '../../../helpers/recording-logger.js';
 
 const ddb = useDynamoDbLocal();
 const SECRET = 'reconcile-test-secret';
@@ -51,13 +50,10 @@ const APP_ID = '4242';
 /** The GitHub App whose hook is `/app/hook`: the stand-in checks its JWT with the app's public key. */
 const appKeys = generateKeyPairSync('rsa', { modulusLength: 2048 });
 
-/** The bus: records each entry's `detail.delivery` it accepts, and the detail itself. */
-const bus = { received: [] as string[], details: [] as string[] };
+let bus: RecordingBus;
 const BUCKET = 'reconcile-claims';
 let s3: LocalS3;
 let publisher: EventPublisher;
-let busServer: Server;
-let busUrl = '';
 let authServer: AuthorizationServer;
 let forge: GitHubDeliveries;
 /** Tokens the stand-in no longer accepts (an expired token). */
@@ -68,26 +64,7 @@ let tables: { dedupe: string; tokens: string; deliveries: string };
 let ingest: (event: APIGatewayProxyEventV2) => Promise<{ statusCode: number }>;
 
 beforeAll(async () => {
-  busServer = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const { Entries } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
-        Entries: { Detail: string }[];
-      };
-      const ids = Entries.map((entry) => {
-        bus.received.push((JSON.parse(entry.Detail) as { delivery: string }).delivery);
-        bus.details.push(entry.Detail);
-        return { EventId: `event-${bus.received.length}` };
-      });
-      res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
-      res.end(JSON.stringify({ FailedEntryCount: 0, Entries: ids }));
-    });
-  });
-  busServer.listen(0, '127.0.0.1');
-  await once(busServer, 'listening');
-  const address = busServer.address();
-  busUrl = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
+  bus = await startRecordingBus();
   authServer = await startAuthorizationServer();
   const jwks = createRemoteJWKSet(new URL(authServer.jwksUri));
   const { dedupe, tokens } = await ddb.tables();
@@ -97,7 +74,7 @@ beforeAll(async () => {
   s3 = await startS3({ buckets: [BUCKET] });
   publisher = new EventPublisher({
     eventBridge: new EventBridgeClient({
-      endpoint: busUrl,
+      endpoint: bus.url,
       region: 'us-east-1',
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
       maxAttempts: 1,
@@ -139,17 +116,7 @@ beforeAll(async () => {
     },
     send: async ({ headers, body }) => {
       if (ingestState.down) return 503;
-      const event = {
-        version: '2.0',
-        routeKey: 'POST /webhooks/{source}',
-        rawPath: '/webhooks/acme',
-        rawQueryString: '',
-        headers,
-        pathParameters: { source: 'acme' },
-        requestContext: { http: { method: 'POST', path: '/webhooks/acme' } },
-        body,
-        isBase64Encoded: false,
-      } as unknown as APIGatewayProxyEventV2;
+      const event = sourceEvent('acme', headers, body);
       return (await ingest(event)).statusCode;
     },
   });
@@ -160,8 +127,7 @@ afterAll(async () => {
   await forge?.close();
   await authServer?.stop();
   await s3?.stop();
-  busServer?.closeAllConnections();
-  await new Promise((resolve) => busServer?.close(resolve));
+  await bus?.close();
 });
 
 afterEach(() => {
@@ -171,16 +137,6 @@ afterEach(() => {
     .flatMap(gitHubResponseErrors);
   expect(errors).toEqual([]);
 });
-
-function recordingLogger() {
-  const lines: { level: string; message: string; fields: Record<string, unknown> }[] = [];
-  const at =
-    (level: string) =>
-    (message: string, ...extra: unknown[]) =>
-      void lines.push({ level, message, fields: (extra[0] ?? {}) as Record<string, unknown> });
-  const logger: LoggerLike = { info: at('info'), warn: at('warn'), error: at('error') };
-  return { logger, lines };
-}
 
 const hook: SourceHook = { kind: 'repo', api: '', id: 77, provider: 'local', owner: 'acme', repo: 'web' };
 const deliveryLog = () => new DeliveryLog({ client: ddb.client(), tableName: tables.deliveries });
@@ -229,8 +185,7 @@ function resetHook() {
   forge.faults.down = false;
   forge.faults.malformed = false;
   forge.faults.rateLimitAfter = undefined;
-  bus.received.length = 0;
-  bus.details.length = 0;
+  bus.clear();
 }
 
 const payload = (n: number) => ({

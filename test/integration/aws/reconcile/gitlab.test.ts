@@ -4,11 +4,9 @@
 // which publishes onto a bus of ours on 127.0.0.1 that records every entry by `detail.delivery`. Every answer
 // the stand-in sends is validated against GitLab's documented webhook-event fields after each test.
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
-import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -16,7 +14,6 @@ import {
   createReconcileHandler,
   DeliveryLog,
   EventPublisher,
-  type LoggerLike,
   resolveDelivery,
 } from '../../../../lib/aws/index.js';
 import { DedupeRecords } from '../../../../lib/aws/ingest/dedupe-record.js';
@@ -37,6 +34,8 @@ import { type GitLabEvents, startGitLabEvents } from '../../../../local-stack/gi
 import { type LocalS3, startS3 } from '../../../../local-stack/s3.js';
 import { useDynamoDbLocal } from '../../../helpers/aws-local.js';
 import { gitLabResponseErrors } from '../../../helpers/gitlab-events-schema.js';
+import { type RecordingBus, sourceEvent, startRecordingBus } from '../../../helpers/reconcile-rig.js';
+import { recordingLogger } from '../../../helpers/recording-logger.js';
 
 const ddb = useDynamoDbLocal();
 const SECRET = 'reconcile-gitlab-secret';
@@ -45,37 +44,17 @@ const GROUP_HOOK = '/groups/acme/hooks/9';
 const SOURCE = 'acme-gl';
 const context = { getRemainingTimeInMillis: () => 20_000 } as Context;
 
-const bus = { received: [] as string[], details: [] as string[] };
+let bus: RecordingBus;
 const BUCKET = 'reconcile-gitlab-claims';
 let s3: LocalS3;
 let publisher: EventPublisher;
-let busServer: Server;
 let authServer: AuthorizationServer;
 let forge: GitLabEvents;
 const ingestState = { down: false };
 let tables: { dedupe: string; tokens: string; deliveries: string };
 
 beforeAll(async () => {
-  busServer = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const { Entries } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
-        Entries: { Detail: string }[];
-      };
-      const ids = Entries.map((entry) => {
-        bus.received.push((JSON.parse(entry.Detail) as { delivery: string }).delivery);
-        bus.details.push(entry.Detail);
-        return { EventId: `event-${bus.received.length}` };
-      });
-      res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
-      res.end(JSON.stringify({ FailedEntryCount: 0, Entries: ids }));
-    });
-  });
-  busServer.listen(0, '127.0.0.1');
-  await once(busServer, 'listening');
-  const address = busServer.address();
-  const busUrl = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
+  bus = await startRecordingBus();
   authServer = await startAuthorizationServer();
   const jwks = createRemoteJWKSet(new URL(authServer.jwksUri));
   const { dedupe, tokens } = await ddb.tables();
@@ -84,7 +63,7 @@ beforeAll(async () => {
   s3 = await startS3({ buckets: [BUCKET] });
   publisher = new EventPublisher({
     eventBridge: new EventBridgeClient({
-      endpoint: busUrl,
+      endpoint: bus.url,
       region: 'us-east-1',
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
       maxAttempts: 1,
@@ -117,17 +96,7 @@ beforeAll(async () => {
     },
     send: async ({ headers, body }) => {
       if (ingestState.down) return 503;
-      const event = {
-        version: '2.0',
-        routeKey: 'POST /webhooks/{source}',
-        rawPath: `/webhooks/${SOURCE}`,
-        rawQueryString: '',
-        headers,
-        pathParameters: { source: SOURCE },
-        requestContext: { http: { method: 'POST', path: `/webhooks/${SOURCE}` } },
-        body,
-        isBase64Encoded: false,
-      } as unknown as APIGatewayProxyEventV2;
+      const event = sourceEvent(SOURCE, headers, body);
       return ((await handler(event as never, context)) as { statusCode: number }).statusCode;
     },
   });
@@ -137,8 +106,7 @@ afterAll(async () => {
   await forge?.close();
   await authServer?.stop();
   await s3?.stop();
-  busServer?.closeAllConnections();
-  await new Promise((resolve) => busServer?.close(resolve));
+  await bus?.close();
 });
 
 afterEach(() => {
@@ -148,16 +116,6 @@ afterEach(() => {
     .flatMap(gitLabResponseErrors);
   expect(errors).toEqual([]);
 });
-
-function recordingLogger() {
-  const lines: { level: string; message: string; fields: Record<string, unknown> }[] = [];
-  const at =
-    (level: string) =>
-    (message: string, ...extra: unknown[]) =>
-      void lines.push({ level, message, fields: (extra[0] ?? {}) as Record<string, unknown> });
-  const logger: LoggerLike = { info: at('info'), warn: at('warn'), error: at('error') };
-  return { logger, lines };
-}
 
 const projectHook = (): SourceHook => ({
   kind: 'project',
@@ -211,8 +169,7 @@ function resetHooks() {
   forge.faults.down = false;
   forge.faults.malformed = false;
   forge.faults.rateLimitAfter = undefined;
-  bus.received.length = 0;
-  bus.details.length = 0;
+  bus.clear();
 }
 
 const payload = (n: number) => ({
