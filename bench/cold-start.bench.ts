@@ -183,122 +183,69 @@ export default async function coldStartBench(): Promise<void> {
         detail: { delivery: id, event: name, action: 'opened', payload },
       };
     };
+    // The ingest's configuration as deployed (the delivery log on, its payload off: one more PutItem, in the
+    // floor too), its API Gateway event, and its answer.
+    const ingestEnv = {
+      FORGEBRIDGE_BUS_NAME: names.bus,
+      FORGEBRIDGE_DEDUPE_TABLE: names.dedupe,
+      FORGEBRIDGE_DELIVERIES_TABLE: names.deliveries,
+      FORGEBRIDGE_BUCKET: names.bucket,
+      FORGEBRIDGE_WEBHOOK_SECRET_PARAMETER: webhookParameter,
+      FORGEBRIDGE_MAX_ENTRY_BYTES: '262144',
+      FORGEBRIDGE_DEDUPE_TTL_SECONDS: '604800',
+      FORGEBRIDGE_DEDUPE_LOCK_SECONDS: '10',
+      FORGEBRIDGE_ALLOW_SHA1: 'true',
+    };
+    // As on Lambda with active tracing: the SDKs send their segments over UDP to a daemon address nobody listens
+    // on here (loopback); the subscriber's join rides on the PutEvents entry's TraceHeader.
+    const activeTracing = {
+      LAMBDA_TASK_ROOT: dir,
+      AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
+      AWS_LAMBDA_FUNCTION_NAME: 'bench',
+      AWS_XRAY_DAEMON_ADDRESS: '127.0.0.1:2000',
+      _X_AMZN_TRACE_ID: 'Root=1-65f1a2b3-0123456789abcdef01234567;Parent=53995c3f42cd8ad8;Sampled=1',
+    };
+    const ingestEvent = () => {
+      const signed = signDelivery(webhookSecret, name, payload);
+      return {
+        version: '2.0',
+        routeKey: 'POST /webhooks',
+        rawPath: '/webhooks',
+        rawQueryString: '',
+        headers: signed.headers,
+        requestContext: { http: { method: 'POST', path: '/webhooks' } },
+        body: signed.body,
+        isBase64Encoded: false,
+      };
+    };
+    const answered202 = (result: unknown) => {
+      const status = (result as { statusCode?: number } | undefined)?.statusCode;
+      if (status !== 202) throw new Error(`answered ${status}, not 202`);
+    };
     const cases: Case[] = [
       {
         name: 'ingest',
         handler: 'functions/ingest/handler.ts',
         floor: 'bench/fixtures/ingest-floor.ts',
-        env: {
-          FORGEBRIDGE_BUS_NAME: names.bus,
-          FORGEBRIDGE_DEDUPE_TABLE: names.dedupe,
-          // Deployed with the delivery log on (serverless.yml), payload off: one more PutItem, in the floor too.
-          FORGEBRIDGE_DELIVERIES_TABLE: names.deliveries,
-          FORGEBRIDGE_BUCKET: names.bucket,
-          FORGEBRIDGE_WEBHOOK_SECRET_PARAMETER: webhookParameter,
-          FORGEBRIDGE_MAX_ENTRY_BYTES: '262144',
-          FORGEBRIDGE_DEDUPE_TTL_SECONDS: '604800',
-          FORGEBRIDGE_DEDUPE_LOCK_SECONDS: '10',
-          FORGEBRIDGE_ALLOW_SHA1: 'true',
-        },
-        event: () => {
-          const signed = signDelivery(webhookSecret, name, payload);
-          return {
-            version: '2.0',
-            routeKey: 'POST /webhooks',
-            rawPath: '/webhooks',
-            rawQueryString: '',
-            headers: signed.headers,
-            requestContext: { http: { method: 'POST', path: '/webhooks' } },
-            body: signed.body,
-            isBase64Encoded: false,
-          };
-        },
-        check: (result) => {
-          const status = (result as { statusCode?: number } | undefined)?.statusCode;
-          if (status !== 202) throw new Error(`answered ${status}, not 202`);
-        },
+        env: ingestEnv,
+        event: ingestEvent,
+        check: answered202,
       },
       {
         name: 'ingest+tracer',
         handler: 'bench/fixtures/ingest-powertools-tracer.ts',
         floor: 'bench/fixtures/ingest-floor.ts',
-        env: {
-          FORGEBRIDGE_BUS_NAME: names.bus,
-          FORGEBRIDGE_DEDUPE_TABLE: names.dedupe,
-          // Deployed with the delivery log on (serverless.yml), payload off: one more PutItem, in the floor too.
-          FORGEBRIDGE_DELIVERIES_TABLE: names.deliveries,
-          FORGEBRIDGE_BUCKET: names.bucket,
-          FORGEBRIDGE_WEBHOOK_SECRET_PARAMETER: webhookParameter,
-          FORGEBRIDGE_MAX_ENTRY_BYTES: '262144',
-          FORGEBRIDGE_DEDUPE_TTL_SECONDS: '604800',
-          FORGEBRIDGE_DEDUPE_LOCK_SECONDS: '10',
-          FORGEBRIDGE_ALLOW_SHA1: 'true',
-          // As on Lambda with active tracing: the SDKs send their segments over UDP to a daemon address nobody
-          // listens on here (loopback); the subscriber's join rides on the PutEvents entry's TraceHeader.
-          LAMBDA_TASK_ROOT: dir,
-          AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
-          AWS_LAMBDA_FUNCTION_NAME: 'bench',
-          AWS_XRAY_DAEMON_ADDRESS: '127.0.0.1:2000',
-          _X_AMZN_TRACE_ID: 'Root=1-65f1a2b3-0123456789abcdef01234567;Parent=53995c3f42cd8ad8;Sampled=1',
-        },
-        event: () => {
-          const signed = signDelivery(webhookSecret, name, payload);
-          return {
-            version: '2.0',
-            routeKey: 'POST /webhooks',
-            rawPath: '/webhooks',
-            rawQueryString: '',
-            headers: signed.headers,
-            requestContext: { http: { method: 'POST', path: '/webhooks' } },
-            body: signed.body,
-            isBase64Encoded: false,
-          };
-        },
-        check: (result) => {
-          const status = (result as { statusCode?: number } | undefined)?.statusCode;
-          if (status !== 202) throw new Error(`answered ${status}, not 202`);
-        },
+        env: { ...ingestEnv, ...activeTracing },
+        event: ingestEvent,
+        check: answered202,
       },
       {
         name: 'ingest+xray',
         handler: 'bench/fixtures/ingest-xray-sdk.ts',
         floor: 'bench/fixtures/ingest-floor.ts',
-        env: {
-          FORGEBRIDGE_BUS_NAME: names.bus,
-          FORGEBRIDGE_DEDUPE_TABLE: names.dedupe,
-          // Deployed with the delivery log on (serverless.yml), payload off: one more PutItem, in the floor too.
-          FORGEBRIDGE_DELIVERIES_TABLE: names.deliveries,
-          FORGEBRIDGE_BUCKET: names.bucket,
-          FORGEBRIDGE_WEBHOOK_SECRET_PARAMETER: webhookParameter,
-          FORGEBRIDGE_MAX_ENTRY_BYTES: '262144',
-          FORGEBRIDGE_DEDUPE_TTL_SECONDS: '604800',
-          FORGEBRIDGE_DEDUPE_LOCK_SECONDS: '10',
-          FORGEBRIDGE_ALLOW_SHA1: 'true',
-          // As on Lambda with active tracing: the SDKs send their segments over UDP to a daemon address nobody
-          // listens on here (loopback); the subscriber's join rides on the PutEvents entry's TraceHeader.
-          LAMBDA_TASK_ROOT: dir,
-          AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
-          AWS_LAMBDA_FUNCTION_NAME: 'bench',
-          AWS_XRAY_DAEMON_ADDRESS: '127.0.0.1:2000',
-          _X_AMZN_TRACE_ID: 'Root=1-65f1a2b3-0123456789abcdef01234567;Parent=53995c3f42cd8ad8;Sampled=1',
-        },
-        event: () => {
-          const signed = signDelivery(webhookSecret, name, payload);
-          return {
-            version: '2.0',
-            routeKey: 'POST /webhooks',
-            rawPath: '/webhooks',
-            rawQueryString: '',
-            headers: signed.headers,
-            requestContext: { http: { method: 'POST', path: '/webhooks' } },
-            body: signed.body,
-            isBase64Encoded: false,
-          };
-        },
-        check: (result) => {
-          const status = (result as { statusCode?: number } | undefined)?.statusCode;
-          if (status !== 202) throw new Error(`answered ${status}, not 202`);
-        },
+        env: { ...ingestEnv, ...activeTracing },
+        event: ingestEvent,
+        check: answered202,
       },
       {
         name: 'catch-all',
