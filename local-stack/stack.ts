@@ -166,11 +166,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   };
 
   try {
-    const [dynamodb, s3, authorizationServer] = await Promise.all([
-      startDynamoDbLocal().then((server) => {
-        stops.push(() => server.stop());
-        return server;
-      }),
+    // DynamoDB Local (a JVM, about 2 s) and `osls offline` (it bundles every function, the longest step) start
+    // side by side further down: the functions reach DynamoDB only when invoked, so its port is chosen first.
+    const dynamodbPort = await freePort();
+    const [s3, authorizationServer] = await Promise.all([
       startS3({ buckets: [names.bucket] }).then((server) => {
         stops.push(() => server.stop());
         return server;
@@ -180,11 +179,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         return server;
       }),
     ]);
-    await createTables(dynamodb.endpoint, {
-      dedupe: names.dedupeTable,
-      tokens: names.tokenTable,
-      deliveries: names.deliveriesTable,
-    });
     const forgeApi = await startForgeApi({
       issuer: authorizationServer.issuer,
       jwksUri: authorizationServer.jwksUri,
@@ -217,7 +211,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       AWS_REGION: 'us-east-1',
       AWS_ACCESS_KEY_ID: 'S3RVER',
       AWS_SECRET_ACCESS_KEY: 'S3RVER',
-      AWS_ENDPOINT_URL_DYNAMODB: dynamodb.endpoint,
+      AWS_ENDPOINT_URL_DYNAMODB: `http://127.0.0.1:${dynamodbPort}`,
       AWS_ENDPOINT_URL_S3: s3.endpoint,
       AWS_ENDPOINT_URL_EVENTBRIDGE: busProxy?.url ?? eventBridge,
       FORGEBRIDGE_BUS_NAME: names.bus,
@@ -258,14 +252,26 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     };
     if (options.maxEntryBytes !== undefined) env.FORGEBRIDGE_MAX_ENTRY_BYTES = String(options.maxEntryBytes);
 
-    const offline: Offline = await startOffline({
-      stage,
-      env,
-      home: join(home, 'home'),
-      ports: { ...options.ports, eventBridge: eventBridgePort },
-      output: options.output ?? 'file',
-    });
-    stops.push(() => offline.stop());
+    const [dynamodb, offline] = await bothStarted(
+      startDynamoDbLocal({ port: dynamodbPort }).then((server) => {
+        stops.push(() => server.stop());
+        return createTables(server.endpoint, {
+          dedupe: names.dedupeTable,
+          tokens: names.tokenTable,
+          deliveries: names.deliveriesTable,
+        }).then(() => server);
+      }),
+      startOffline({
+        stage,
+        env,
+        home: join(home, 'home'),
+        ports: { ...options.ports, eventBridge: eventBridgePort },
+        output: options.output ?? 'file',
+      }).then((started: Offline) => {
+        stops.push(() => started.stop());
+        return started;
+      }),
+    );
     const redriveIntervalMs = options.redriveIntervalMs ?? 2_000;
     if (redriveIntervalMs > 0) {
       const timer = startRedriveTimer(
@@ -323,6 +329,17 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     await stopAll().catch(() => undefined);
     throw error;
   }
+}
+
+/**
+ * Both results once both have settled: when one fails, the other has still registered its stop before the
+ * caller stops everything.
+ */
+async function bothStarted<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
+  const [first, second] = await Promise.allSettled([a, b]);
+  if (first.status === 'rejected') throw first.reason;
+  if (second.status === 'rejected') throw second.reason;
+  return [first.value, second.value];
 }
 
 /**
