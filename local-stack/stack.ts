@@ -241,6 +241,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret,
       FORGEBRIDGE_FORGE_API_URL: forgeApi.url,
       FORGEBRIDGE_LOG_LEVEL: options.logLevel ?? 'INFO',
+      // serverless-offline serves the ingest through the HTTP API's routes (it has no Function URL).
+      FORGEBRIDGE_HTTP_API: 'true',
       // Every function runs in a worker thread of one process here: give them room on a busy machine.
       FORGEBRIDGE_INGEST_TIMEOUT: '30',
       FORGEBRIDGE_SUBSCRIBER_TIMEOUT: '30',
