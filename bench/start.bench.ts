@@ -38,7 +38,9 @@ async function once(): Promise<{ seconds: number; reported: string }> {
     });
   } finally {
     child.removeAllListeners('exit');
-    const exited = new Promise((resolve) => child.once('exit', resolve));
+    // Stopped when the start script has let go of its output too, not when npm exits (npm exits at once on
+    // Ctrl-C; the script then stops the stack): the next run starts on a quiet machine, and nothing is left.
+    const exited = new Promise((resolve) => child.once('close', resolve));
     // Ctrl-C as a terminal sends it, to the foreground process group: npm and the start script both get it (npm
     // does not pass a SIGINT on to its script), and the script stops every server and child (osls offline runs
     // in a process group of its own) before it exits.
