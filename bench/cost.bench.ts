@@ -4,6 +4,7 @@
 // themselves; the functions' own log lines are counted as they are printed; CPU time is measured per
 // invocation. Prices and the duration model are in bench/cost-model.ts; docs/cost.md explains them.
 import { createHmac, randomUUID } from 'node:crypto';
+import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
@@ -35,6 +36,8 @@ const SECRET = 'cost-bench-secret';
 export const MEMORY_MB = Number(process.env.BENCH_MEMORY_MB ?? 256);
 const MEMORY_SIZES = [128, 256, 512, 1024];
 const MIX_SIZE = Number(process.env.BENCH_COST_DELIVERIES ?? 400);
+/** The functions' log level (serverless.yml `custom.forgebridge.logLevel`, FORGEBRIDGE_LOG_LEVEL). */
+const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'WARN';
 const LARGE = [512 * 1024, 1024 * 1024, 2 * 1024 * 1024, 4 * 1024 * 1024];
 
 /** The ingest as Lambda calls it. */
@@ -229,6 +232,8 @@ export interface Deployment {
   log: boolean;
   payload: boolean;
   maxEntryBytes: number;
+  /** The functions' Powertools log level. Default {@link LOG_LEVEL}. */
+  logLevel?: string;
 }
 
 /** Drives one deployment over the mix; what each delivery's ingest and subscriber invocations were billed. */
@@ -268,10 +273,17 @@ export async function runMix(mix: readonly Delivery[], deployment: Deployment) {
     eventBridge: new EventBridgeClient({ ...clientConfig, maxAttempts: 1 }),
     s3: new S3Client(clientConfig),
   };
-  const ingest = createIngestHandler({ env, clients, secret: SECRET }) as unknown as Handler;
+  const logLevel = (deployment.logLevel ?? LOG_LEVEL) as 'INFO';
+  const ingest = createIngestHandler({
+    env,
+    clients,
+    secret: SECRET,
+    logger: new Logger({ serviceName: 'forgebridge-ingest', logLevel }),
+  }) as unknown as Handler;
   const subscriber = createSubscriberHandler({
     env: { ...env, AWS_LAMBDA_FUNCTION_NAME: 'forgebridge-prod-subscriber' },
     clients: { s3: clients.s3, dynamodb: clients.dynamodb },
+    logger: new Logger({ serviceName: 'forgebridge-subscriber', logLevel }),
   });
   const results: {
     delivery: Delivery;
@@ -332,7 +344,7 @@ export default async function costBench() {
   const mix = deliveryMix();
   const sizes = mix.map((delivery) => Buffer.byteLength(delivery.body));
   console.log(
-    `mix: ${mix.length} deliveries, median ${(median(sizes) / 1024).toFixed(1)} KB, largest ${(Math.max(...sizes) / 1024 ** 2).toFixed(1)} MB; prices of ${Prices.date} (us-east-1, arm64); ${MEMORY_MB} MB functions\n`,
+    `mix: ${mix.length} deliveries, median ${(median(sizes) / 1024).toFixed(1)} KB, largest ${(Math.max(...sizes) / 1024 ** 2).toFixed(1)} MB; prices of ${Prices.date} (us-east-1, arm64); ${MEMORY_MB} MB functions, log level ${LOG_LEVEL}\n`,
   );
   const maxEntryBytes = Number(process.env.BENCH_MAX_ENTRY_BYTES ?? AwsDefaults.maxEntryBytes);
   // A first pass warms the code paths (JIT), so CPU time is the warm path's.
@@ -340,6 +352,7 @@ export default async function costBench() {
   const logOn = await runMix(mix, { log: true, payload: false, maxEntryBytes });
   const logOff = await runMix(mix, { log: false, payload: false, maxEntryBytes });
   const payloadOn = await runMix(mix, { log: true, payload: true, maxEntryBytes });
+  const infoLines = await runMix(mix, { log: true, payload: false, maxEntryBytes, logLevel: 'INFO' });
 
   const defaultUnits = totals(logOn, MEMORY_MB);
   const lines = costLines(defaultUnits, mix.length, 'function-url');
@@ -374,6 +387,7 @@ export default async function costBench() {
     ['delivery log on', logOn],
     ['delivery log off', logOff],
     ['delivery log on, payload stored', payloadOn],
+    ['delivery log on, log level INFO', infoLines],
   ] as const) {
     const units = totals(results, MEMORY_MB);
     for (const ingress of ['function-url', 'http-api'] as const) {
@@ -426,7 +440,7 @@ async function warmPathLine(mix: readonly Delivery[]) {
   const a = Math.min(...ours);
   const b = Math.min(...floor);
   console.log(
-    `\nwarm ingest CPU per delivery (log on, ${small.length} deliveries under 200 KB, best of ${rounds}): ${a.toFixed(3)} ms, floor ${b.toFixed(3)} ms, ${(a / b).toFixed(2)}x (target 1.2x)`,
+    `\nwarm ingest CPU per delivery (log on, log level ${LOG_LEVEL}, ${small.length} deliveries under 200 KB, best of ${rounds}): ${a.toFixed(3)} ms, floor ${b.toFixed(3)} ms, ${(a / b).toFixed(2)}x (target 1.2x)`,
   );
 }
 
@@ -454,6 +468,7 @@ export async function warmCpu(mix: readonly Delivery[], which: 'ingest' | 'floor
           },
           clients: { dynamodb, eventBridge, s3 },
           secret: SECRET,
+          logger: new Logger({ serviceName: 'forgebridge-ingest', logLevel: LOG_LEVEL as 'INFO' }),
         }) as unknown as Handler);
   // Fresh ids each time: every delivery is new, none is a duplicate.
   const events = () => mix.map((delivery) => event({ ...delivery, id: randomUUID() }));

@@ -16,6 +16,8 @@ async function once(): Promise<{ seconds: number; reported: string }> {
     cwd: root,
     env: { ...process.env, HOME: home, FORGEBRIDGE_STATE_FILE: join(home, 'state.json') },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // A process group of its own, as a terminal gives a command: Ctrl-C reaches the whole group.
+    detached: true,
   });
   let output = '';
   try {
@@ -36,10 +38,13 @@ async function once(): Promise<{ seconds: number; reported: string }> {
     });
   } finally {
     child.removeAllListeners('exit');
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    // Ctrl-C as a terminal sends it: npm hands it to the start script, which stops every server and child
-    // (osls offline runs in a process group of its own) before it exits.
-    child.kill('SIGINT');
+    // Stopped when the start script has let go of its output too, not when npm exits (npm exits at once on
+    // Ctrl-C; the script then stops the stack): the next run starts on a quiet machine, and nothing is left.
+    const exited = new Promise((resolve) => child.once('close', resolve));
+    // Ctrl-C as a terminal sends it, to the foreground process group: npm and the start script both get it (npm
+    // does not pass a SIGINT on to its script), and the script stops every server and child (osls offline runs
+    // in a process group of its own) before it exits.
+    if (child.pid !== undefined) process.kill(-child.pid, 'SIGINT');
     await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 60_000))]);
     rmSync(home, { recursive: true, force: true });
   }

@@ -121,6 +121,9 @@ export async function startOffline(options: OfflineOptions): Promise<Offline> {
     XDG_CACHE_HOME: join(options.home, '.cache'),
     SLS_TELEMETRY_DISABLED: '1',
     SLS_NOTIFICATIONS_MODE: 'off',
+    // osls compiles its configuration schema (about 2 s of CPU) and caches the result under this folder, HOME
+    // otherwise: HOME is new on every start, the repository's .tmp/ is not.
+    SLS_SCHEMA_CACHE_BASE_DIR: join(root, '.tmp/osls'),
     ...options.env,
     FORGEBRIDGE_ESBUILD_WORK_FOLDER: workFolder,
     FORGEBRIDGE_HTTP_PORT: String(ports.http),

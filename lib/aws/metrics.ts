@@ -76,25 +76,33 @@ export interface SubscriberMetric {
  */
 export class ForgebridgeMetrics {
   readonly #metrics: Metrics;
+  /**
+   * The `Deliveries` line, with its own dimensions: a second instance kept for the function's life rather than
+   * a `singleMetric()` per delivery, which builds a new `Metrics` (and a new `Console`) each time.
+   */
+  readonly #deliveries: Metrics;
   readonly #sources: ReadonlySet<string> | undefined;
 
   constructor(options: ForgebridgeMetricsOptions = {}) {
     const env = options.env ?? process.env;
-    this.#metrics = new Metrics({
+    const settings = {
       namespace: options.namespace || env.FORGEBRIDGE_METRIC_NAMESPACE || AwsDefaults.metricNamespace,
       serviceName: options.service || env.POWERTOOLS_SERVICE_NAME || 'forgebridge',
-    });
+    };
+    this.#metrics = new Metrics(settings);
+    this.#deliveries = new Metrics(settings);
     this.#sources = options.sources === undefined ? undefined : new Set(options.sources);
   }
 
   /** `Deliveries` by `Source`, `Verdict` and `Outcome`; `IngestDuration` and `BodyBytes`: two lines. */
   delivery(metric: DeliveryMetric): void {
     const known = metric.source !== undefined && (this.#sources?.has(metric.source) ?? true);
-    const single = this.#metrics.singleMetric();
-    single.addDimension('Source', known ? (metric.source as string) : UNKNOWN_SOURCE);
-    single.addDimension('Verdict', metric.verdict);
-    single.addDimension('Outcome', metric.outcome);
-    single.addMetric(MetricNames.deliveries, MetricUnit.Count, 1);
+    const deliveries = this.#deliveries;
+    deliveries.addDimension('Source', known ? (metric.source as string) : UNKNOWN_SOURCE);
+    deliveries.addDimension('Verdict', metric.verdict);
+    deliveries.addDimension('Outcome', metric.outcome);
+    deliveries.addMetric(MetricNames.deliveries, MetricUnit.Count, 1);
+    deliveries.publishStoredMetrics();
     this.#metrics.addMetric(MetricNames.ingestDuration, MetricUnit.Milliseconds, round(metric.durationMs));
     this.#metrics.addMetric(MetricNames.bodyBytes, MetricUnit.Bytes, metric.bodyBytes);
     this.#metrics.publishStoredMetrics();

@@ -20,9 +20,12 @@ export type DedupeState = 'published' | 'queued' | 'in-progress' | 'none';
  * its delivery key ({@link dedupeKeyOf}), Powertools Idempotency's form.
  */
 export function dedupeRecordKey(delivery: Pick<Delivery, 'id' | 'source'>): string {
-  const hash = createHash('md5')
-    .update(JSON.stringify(dedupeKeyOf(delivery)))
-    .digest('base64');
+  return recordKeyOf(dedupeKeyOf(delivery));
+}
+
+/** The dedupe record's key of a delivery key ({@link dedupeKeyOf}), as {@link dedupeRecordKey} builds it. */
+export function recordKeyOf(deliveryKey: string): string {
+  const hash = createHash('md5').update(JSON.stringify(deliveryKey)).digest('base64');
   return `${AwsDefaults.dedupeKeyPrefix}#${hash}`;
 }
 

@@ -1,8 +1,9 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   IdempotencyAlreadyInProgressError,
   IdempotencyConfig,
   IdempotencyItemAlreadyExistsError,
+  IdempotencyKeyError,
   IdempotencyRecordStatus,
   makeIdempotent,
 } from '@aws-lambda-powertools/idempotency';
@@ -13,6 +14,7 @@ import type { Context } from 'aws-lambda';
 import { AwsDefaults, DedupeTable } from '../constants.js';
 import { dedupeKeyOf } from '../delivery-key.js';
 import type { Delivery } from '../types.js';
+import { recordKeyOf } from './dedupe-record.js';
 
 /** Options of {@link createDedupedPublish}. Defaults live in {@link AwsDefaults}. */
 export interface DedupeOptions {
@@ -114,7 +116,32 @@ class OwnedPersistenceLayer extends DynamoDBPersistenceLayer {
   override async getRecord(data: Parameters<DynamoDBPersistenceLayer['getRecord']>[0]) {
     return this._getRecord(this.getHashedIdempotencyKey(data));
   }
+
+  // The record's key straight from the delivery key: the same key as Powertools' own (its prefix, MD5 of the
+  // JSON of `id`), without a JMESPath search of `id` on each of the two writes.
+  protected override getHashedIdempotencyKey(
+    data: Parameters<DynamoDBPersistenceLayer['getRecord']>[0],
+  ): string {
+    const id = (data as Partial<DedupeKey> | null)?.id;
+    if (typeof id !== 'string' || id === '') {
+      throw new IdempotencyKeyError('No data found to create a hashed idempotency_key');
+    }
+    return recordKeyOf(id);
+  }
 }
+
+// The owner token's hash (the `owner` attribute), as Powertools computes it (MD5 of the JSON of the value, base64)
+// without its JMESPath search of `owner` and the interpreter it builds for each search. Powertools declares this
+// method private (its version is pinned in package.json): it is replaced here, not overridden in the class.
+Object.defineProperty(OwnedPersistenceLayer.prototype, 'getHashedPayload', {
+  value(this: OwnedPersistenceLayer, data: unknown): string {
+    if (!this.isPayloadValidationEnabled()) return '';
+    const owner = (data as Partial<DedupeKey> | null)?.owner;
+    return createHash('md5')
+      .update(JSON.stringify(owner ?? null))
+      .digest('base64');
+  },
+});
 
 function isQueued(result: unknown): boolean {
   return typeof result === 'object' && result !== null && (result as { queued?: unknown }).queued === true;

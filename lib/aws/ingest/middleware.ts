@@ -10,6 +10,7 @@ import { AwsErrorCodes } from '../constants.js';
 import { AwsBridgeError, IngestError, SecretsError } from '../errors.js';
 import type { PayloadRef } from '../types.js';
 import { type ApiGatewayEvent, fromApiGatewayEvent } from './api-gateway.js';
+import { keepParsedBody } from './json-body.js';
 import { describeRefusal, keepRefusal } from './refusal.js';
 
 /** The webhook secret(s): fixed, or a function giving the current list (rotation, SSM). */
@@ -164,6 +165,10 @@ export function forgeWebhook(options: ForgeWebhookOptions): MiddlewareObj<ForgeW
       }
       event.headers = headers;
       event.rawBody = result.rawBody;
+      // The same text as the bytes read (no base64): the JSON body parser can take the parse as it is.
+      if (http.isBase64Encoded !== true && typeof event.body === 'string') {
+        keepParsedBody(event, event.body, result.payload);
+      }
       event.webhook = {
         id: result.id,
         name: result.name,

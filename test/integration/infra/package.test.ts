@@ -1,7 +1,8 @@
 // `osls package` builds the CloudFormation template offline (no AWS credentials, HOME in a temp dir); this
 // test reads that template and checks every resource, rule pattern, IAM statement, alarm and the dashboard in it,
 // and runs cfn-lint on it. `osls print` shows that the local stage's recording subscriber is declared for that
-// stage and for no other, and what the alarm variables (FORGEBRIDGE_ALARM_*) change.
+// stage and for no other, and what the alarm variables (FORGEBRIDGE_ALARM_*) change. A second package turns the
+// HTTP API on (FORGEBRIDGE_HTTP_API=true): its routes and its place in the ingest's 5xx alarm.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -47,6 +48,8 @@ let home: string;
 let osls: (args: string[], extra?: NodeJS.ProcessEnv) => Promise<{ stdout: string; stderr: string }>;
 let template: Template;
 let resources: Record<string, Resource>;
+/** The template packaged with the HTTP API on (FORGEBRIDGE_HTTP_API=true). */
+let withHttpApi: Template;
 /** `resources` as `osls print` resolves them with the alarm variables set (see {@link CONFIGURED}). */
 let configured: Template;
 /** `functions` as `osls print` resolves them, for the default stage and for `local`. */
@@ -118,11 +121,22 @@ beforeAll(async () => {
   configured = JSON.parse(printedResources.stdout);
   template = JSON.parse(readFileSync(join(dir, 'out/cloudformation-template-update-stack.json'), 'utf8'));
   resources = template.Resources;
-}, 180_000);
+  // After the others: two packages at once on a small machine run into osls' timeout.
+  await osls(['package', '--package', join(dir, 'out-http-api'), '--stage', 'ci'], {
+    FORGEBRIDGE_HTTP_API: 'true',
+    FORGEBRIDGE_ESBUILD_WORK_FOLDER: `${workFolder}-http-api`,
+  });
+  withHttpApi = JSON.parse(
+    readFileSync(join(dir, 'out-http-api/cloudformation-template-update-stack.json'), 'utf8'),
+  );
+}, 330_000);
 
 afterAll(() => {
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
-  if (workFolder !== undefined) rmSync(join(root, workFolder), { recursive: true, force: true });
+  if (workFolder !== undefined) {
+    rmSync(join(root, workFolder), { recursive: true, force: true });
+    rmSync(join(root, `${workFolder}-http-api`), { recursive: true, force: true });
+  }
 });
 
 const XRAY_WRITE = ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'];
@@ -256,9 +270,22 @@ describe('osls package (offline, no credentials)', () => {
     expect(template).not.toContain('local-stack');
   });
 
-  it('routes POST /webhooks of an HTTP API (payload 2.0) to the ingest', () => {
-    expect(resources.HttpApiRoutePostWebhooks?.Properties.RouteKey).toBe('POST /webhooks');
-    expect(resources.HttpApiIntegrationIngest?.Properties.PayloadFormatVersion).toBe('2.0');
+  it('deploys no HTTP API by default: the Function URL is the only door', () => {
+    const apiGateway = Object.entries(resources).filter(([, resource]) =>
+      resource.Type.startsWith('AWS::ApiGatewayV2::'),
+    );
+    expect(apiGateway).toEqual([]);
+    expect(JSON.stringify(template)).not.toContain('HttpApi');
+  });
+
+  it('routes POST /webhooks of an HTTP API (payload 2.0) to the ingest with FORGEBRIDGE_HTTP_API=true', () => {
+    expect(withHttpApi.Resources.HttpApi?.Type).toBe('AWS::ApiGatewayV2::Api');
+    expect(withHttpApi.Resources.HttpApiRoutePostWebhooks?.Properties.RouteKey).toBe('POST /webhooks');
+    expect(withHttpApi.Resources.HttpApiIntegrationIngest?.Properties.PayloadFormatVersion).toBe('2.0');
+    // The same Function URL beside it.
+    expect(
+      Object.values(withHttpApi.Resources).filter((resource) => resource.Type === 'AWS::Lambda::Url'),
+    ).toHaveLength(1);
   });
 
   it('also gives the ingest a Function URL (payload 2.0), open to the forge, answered by the same handler', () => {
@@ -291,8 +318,18 @@ describe('osls package (offline, no credentials)', () => {
     ]);
   });
 
-  it('routes POST /webhooks/{source} to the ingest beside the default /webhooks', () => {
-    expect(resources.HttpApiRoutePostWebhooksSourceVar?.Properties.RouteKey).toBe('POST /webhooks/{source}');
+  it('routes POST /webhooks/{source} to the ingest beside the default /webhooks (HTTP API on)', () => {
+    expect(withHttpApi.Resources.HttpApiRoutePostWebhooksSourceVar?.Properties.RouteKey).toBe(
+      'POST /webhooks/{source}',
+    );
+  });
+
+  it('stops osls with the variable named when FORGEBRIDGE_HTTP_API is neither true nor false', async () => {
+    await expect(
+      osls(['print', '--stage', 'ci', '--path', 'functions'], { FORGEBRIDGE_HTTP_API: 'yes' }),
+    ).rejects.toMatchObject({
+      stdout: expect.stringContaining('"FORGEBRIDGE_HTTP_API" must be "true" or "false"'),
+    });
   });
 
   it('alarms on one delivery the reconciler gave up', () => {
@@ -662,13 +699,21 @@ describe('osls package: alarms, their topic and the dashboard', () => {
     expect(alarm('SignatureFailuresAlarm', configured.Resources).Threshold).toBe(3);
   });
 
-  it('alarms on any ingest 5xx: the HTTP API, the Function URL and the function errors added up', () => {
+  it('alarms on any ingest 5xx: the Function URL and the function errors added up, and the HTTP API when on', () => {
     const byId = Object.fromEntries(queries('Ingest5xxAlarm').map((query) => [query.Id, query]));
-    expect(byId.api?.MetricStat?.Metric).toEqual({
+    expect(Object.keys(byId).sort()).toEqual(['errors', 'failed', 'url']);
+    const withApi = Object.fromEntries(
+      queries('Ingest5xxAlarm', withHttpApi.Resources).map((query) => [query.Id, query]),
+    );
+    expect(withApi.api?.MetricStat?.Metric).toEqual({
       Namespace: 'AWS/ApiGateway',
       MetricName: '5xx',
       Dimensions: [{ Name: 'ApiId', Value: { Ref: 'HttpApi' } }],
     });
+    expect(withApi.api?.MetricStat).toMatchObject({ Stat: 'Sum', Period: 300 });
+    expect(expressionOf('Ingest5xxAlarm', withHttpApi.Resources)).toBe(
+      'FILL(api, 0) + FILL(url, 0) + FILL(errors, 0)',
+    );
     for (const [id, metricName] of [
       ['url', 'Url5xxCount'],
       ['errors', 'Errors'],
@@ -680,7 +725,7 @@ describe('osls package: alarms, their topic and the dashboard', () => {
       });
       expect(byId[id]?.MetricStat).toMatchObject({ Stat: 'Sum', Period: 300 });
     }
-    expect(expressionOf('Ingest5xxAlarm')).toBe('FILL(api, 0) + FILL(url, 0) + FILL(errors, 0)');
+    expect(expressionOf('Ingest5xxAlarm')).toBe('FILL(url, 0) + FILL(errors, 0)');
     expect(alarm('Ingest5xxAlarm')).toMatchObject({
       Threshold: 0,
       ComparisonOperator: 'GreaterThanThreshold',
@@ -889,17 +934,18 @@ describe('osls package: alarms, their topic and the dashboard', () => {
     }
   });
 
-  it('passes cfn-lint with 0 errors, as packaged and with every alarm variable set', async () => {
+  it('passes cfn-lint with 0 errors, as packaged, with the HTTP API on and with every alarm variable set', async () => {
     const merged: Template = structuredClone(template);
     Object.assign(merged.Resources, configured.Resources);
     merged.Parameters = { ...merged.Parameters, ...configured.Parameters };
     const configuredFile = join(dir, 'configured-template.json');
     writeFileSync(configuredFile, JSON.stringify(merged));
-    const [packaged, withVariables] = await Promise.all([
+    const [packaged, httpApi, withVariables] = await Promise.all([
       cfnLint(join(dir, 'out/cloudformation-template-update-stack.json')),
+      cfnLint(join(dir, 'out-http-api/cloudformation-template-update-stack.json')),
       cfnLint(configuredFile),
     ]);
-    for (const findings of [packaged, withVariables]) {
+    for (const findings of [packaged, httpApi, withVariables]) {
       expect(findings.filter((finding) => finding.Level === 'Error')).toEqual([]);
       // The only warnings are the DependsOn that osls and the per-function roles plugin write beside a GetAtt.
       expect(findings.filter((finding) => finding.Rule.Id !== 'W3005')).toEqual([]);

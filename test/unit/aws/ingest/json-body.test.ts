@@ -2,7 +2,7 @@
 // every request it does not take is answered by that middleware (415, 422, the forbidden keys).
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import { describe, expect, it } from 'vitest';
-import { jsonBody } from '../../../../lib/aws/ingest/json-body.js';
+import { jsonBody, keepParsedBody } from '../../../../lib/aws/ingest/json-body.js';
 
 type Event = { headers?: Record<string, string | undefined>; body?: unknown; isBase64Encoded?: boolean };
 
@@ -52,5 +52,30 @@ describe('jsonBody', () => {
     expect(await parse(jsonBody(), { headers: json, body: '{"__proto__":{}}' })).toMatchObject({
       statusCode: 422,
     });
+  });
+
+  it("takes the signature check's parse of the same text instead of parsing again", async () => {
+    const body = '{"action":"opened","issue":{"number":7}}';
+    const event: Event = { headers: json, body };
+    const parsed = { action: 'opened', issue: { number: 7 } };
+    keepParsedBody(event, body, parsed);
+    const result = (await parse(jsonBody(), event)) as { body: unknown };
+    expect(result.body).toBe(parsed);
+  });
+
+  it('parses again when the kept text is not the body, and never hands on a parse past the protected one', async () => {
+    const event: Event = { headers: json, body: '{"a":2}' };
+    keepParsedBody(event, '{"a":1}', { a: 1 });
+    expect(await parse(jsonBody(), event)).toEqual({ body: { a: 2 } });
+    // A body that could hold a forbidden key goes through the protected parse, whatever was kept for it.
+    const suspect = '{"__proto__":{"polluted":true}}';
+    const refused: Event = { headers: json, body: suspect };
+    keepParsedBody(refused, suspect, JSON.parse(suspect));
+    expect(await parse(jsonBody(), refused)).toMatchObject({ statusCode: 422 });
+    // Base64 bodies too: the parser decodes them itself.
+    const encoded = Buffer.from('{"b":1}').toString('base64');
+    const base64: Event = { headers: json, body: encoded, isBase64Encoded: true };
+    keepParsedBody(base64, encoded, { wrong: true });
+    expect(await parse(jsonBody(), base64)).toEqual({ body: { b: 1 } });
   });
 });
