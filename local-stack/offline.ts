@@ -126,6 +126,8 @@ export async function startOffline(options: OfflineOptions): Promise<Offline> {
     SLS_SCHEMA_CACHE_BASE_DIR: join(root, '.tmp/osls'),
     ...options.env,
     FORGEBRIDGE_ESBUILD_WORK_FOLDER: workFolder,
+    // Unminified bundles build sooner; what the local stack serves needs no minifying.
+    FORGEBRIDGE_ESBUILD_MINIFY: 'false',
     FORGEBRIDGE_HTTP_PORT: String(ports.http),
     FORGEBRIDGE_LAMBDA_PORT: String(ports.lambda),
     FORGEBRIDGE_WEBSOCKET_PORT: String(ports.websocket),
