@@ -3,7 +3,10 @@
 // source.
 import { once } from 'node:events';
 import { createServer } from 'node:http';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { DedupeRecords } from '../../lib/aws/ingest/dedupe-record.js';
+import { ReconcileAttempts } from '../../lib/aws/reconcile/attempts.js';
 
 /** A bus that accepts every entry: each entry's `detail.delivery` and its detail, in order. */
 export interface RecordingBus {
@@ -70,4 +73,28 @@ export function sourceEvent(
     body,
     isBase64Encoded: false,
   } as unknown as APIGatewayProxyEventV2;
+}
+
+/**
+ * What reconcile() reads and writes in the dedupe table: the ingest's records, and the reconciler's own attempts
+ * (kept a day past the forge's window, backing off 10 minutes to 6 hours).
+ */
+export function reconcileStores(client: () => DynamoDBClient, tableName: string, windowDays: number) {
+  return {
+    dedupe: new DedupeRecords({ client: client(), tableName }),
+    attempts: new ReconcileAttempts({
+      client: client(),
+      tableName,
+      ttlSeconds: (windowDays + 1) * 24 * 60 * 60,
+      backoffSeconds: 600,
+      maxBackoffSeconds: 6 * 60 * 60,
+    }),
+  };
+}
+
+/** How many times each id occurs. */
+export function counts(ids: readonly string[]): Map<string, number> {
+  const map = new Map<string, number>();
+  for (const id of ids) map.set(id, (map.get(id) ?? 0) + 1);
+  return map;
 }

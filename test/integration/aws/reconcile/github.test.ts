@@ -16,9 +16,7 @@ import {
   EventPublisher,
   resolveDelivery,
 } from '../../../../lib/aws/index.js';
-import { DedupeRecords } from '../../../../lib/aws/ingest/dedupe-record.js';
 import type { SourceHook } from '../../../../lib/aws/ingest/source-hook.js';
-import { ReconcileAttempts } from '../../../../lib/aws/reconcile/attempts.js';
 import { storeAuth } from '../../../../lib/aws/reconcile/auth.js';
 import { gitHubDeliveryLog } from '../../../../lib/aws/reconcile/github.js';
 import { type ReconcileOptions, reconcile } from '../../../../lib/aws/reconcile/reconcile.js';
@@ -39,7 +37,13 @@ import {
   gitHubQueryParameters,
   gitHubResponseErrors,
 } from '../../../helpers/github-openapi.js';
-import { type RecordingBus, sourceEvent, startRecordingBus } from '../../../helpers/reconcile-rig.js';
+import {
+  counts,
+  type RecordingBus,
+  reconcileStores,
+  sourceEvent,
+  startRecordingBus,
+} from '../../../helpers/reconcile-rig.js';
 import { recordingLogger } from '../../../helpers/recording-logger.js';
 
 const ddb = useDynamoDbLocal();
@@ -165,14 +169,7 @@ function run(options: Partial<ReconcileOptions> = {}) {
         api: gitHubDeliveryLog({ hook: { ...hook, api: forge.url }, auth }),
       },
     ],
-    dedupe: new DedupeRecords({ client: ddb.client(), tableName: tables.dedupe }),
-    attempts: new ReconcileAttempts({
-      client: ddb.client(),
-      tableName: tables.dedupe,
-      ttlSeconds: 4 * 24 * 60 * 60,
-      backoffSeconds: 600,
-      maxBackoffSeconds: 6 * 60 * 60,
-    }),
+    ...reconcileStores(() => ddb.client(), tables.dedupe, 3),
     deliveryLog: deliveryLog(),
     ...options,
   });
@@ -193,12 +190,6 @@ const payload = (n: number) => ({
   issue: { number: n },
   repository: { id: 9, full_name: 'acme/web' },
 });
-
-function counts(ids: string[]): Map<string, number> {
-  const map = new Map<string, number>();
-  for (const id of ids) map.set(id, (map.get(id) ?? 0) + 1);
-  return map;
-}
 
 async function logged(outcome: 'late' | 'redelivered', since: number) {
   const page = await deliveryLog().list({ status: outcome, source: 'acme', since, limit: 1000 });

@@ -16,9 +16,7 @@ import {
   EventPublisher,
   resolveDelivery,
 } from '../../../../lib/aws/index.js';
-import { DedupeRecords } from '../../../../lib/aws/ingest/dedupe-record.js';
 import type { SourceHook } from '../../../../lib/aws/ingest/source-hook.js';
-import { ReconcileAttempts } from '../../../../lib/aws/reconcile/attempts.js';
 import { storeAuth } from '../../../../lib/aws/reconcile/auth.js';
 import { gitLabDeliveryLog } from '../../../../lib/aws/reconcile/gitlab.js';
 import { type ReconcileOptions, reconcile } from '../../../../lib/aws/reconcile/reconcile.js';
@@ -34,7 +32,13 @@ import { type GitLabEvents, startGitLabEvents } from '../../../../local-stack/gi
 import { type LocalS3, startS3 } from '../../../../local-stack/s3.js';
 import { useDynamoDbLocal } from '../../../helpers/aws-local.js';
 import { gitLabResponseErrors } from '../../../helpers/gitlab-events-schema.js';
-import { type RecordingBus, sourceEvent, startRecordingBus } from '../../../helpers/reconcile-rig.js';
+import {
+  counts,
+  type RecordingBus,
+  reconcileStores,
+  sourceEvent,
+  startRecordingBus,
+} from '../../../helpers/reconcile-rig.js';
 import { recordingLogger } from '../../../helpers/recording-logger.js';
 
 const ddb = useDynamoDbLocal();
@@ -149,14 +153,7 @@ function run(options: Partial<ReconcileOptions> & { perPage?: number } = {}) {
         api: gitLabDeliveryLog({ hook: projectHook(), auth, perPage }),
       },
     ],
-    dedupe: new DedupeRecords({ client: ddb.client(), tableName: tables.dedupe }),
-    attempts: new ReconcileAttempts({
-      client: ddb.client(),
-      tableName: tables.dedupe,
-      ttlSeconds: 8 * 24 * 60 * 60,
-      backoffSeconds: 600,
-      maxBackoffSeconds: 6 * 60 * 60,
-    }),
+    ...reconcileStores(() => ddb.client(), tables.dedupe, 7),
     deliveryLog: deliveryLog(),
     ...rest,
   });
@@ -178,12 +175,6 @@ const payload = (n: number) => ({
   project: { id: 7, path_with_namespace: 'acme/web' },
   object_attributes: { iid: n, action: 'open' },
 });
-
-function counts(ids: string[]): Map<string, number> {
-  const map = new Map<string, number>();
-  for (const id of ids) map.set(id, (map.get(id) ?? 0) + 1);
-  return map;
-}
 
 async function logged(outcome: 'late' | 'redelivered', since: number) {
   const page = await deliveryLog().list({ status: outcome, source: SOURCE, since, limit: 1000 });
