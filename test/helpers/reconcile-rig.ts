@@ -4,9 +4,16 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { S3Client } from '@aws-sdk/client-s3';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { createIngestHandler, EventPublisher } from '../../lib/aws/index.js';
 import { DedupeRecords } from '../../lib/aws/ingest/dedupe-record.js';
 import { ReconcileAttempts } from '../../lib/aws/reconcile/attempts.js';
+import { storeAuth } from '../../lib/aws/reconcile/auth.js';
+import { DEFAULT_CLIENT, FORGE_API_RESOURCE } from '../../local-stack/authorization-server.js';
+import type { LocalS3 } from '../../local-stack/s3.js';
 
 /** A bus that accepts every entry: each entry's `detail.delivery` and its detail, in order. */
 export interface RecordingBus {
@@ -97,4 +104,69 @@ export function counts(ids: readonly string[]): Map<string, number> {
   const map = new Map<string, number>();
   for (const id of ids) map.set(id, (map.get(id) ?? 0) + 1);
   return map;
+}
+
+/** A publisher onto the recording bus at `busUrl`, its claim check in `bucket` of the local S3. */
+export function busPublisher(busUrl: string, s3: LocalS3, bucket: string): EventPublisher {
+  return new EventPublisher({
+    eventBridge: new EventBridgeClient({
+      endpoint: busUrl,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      maxAttempts: 1,
+    }),
+    eventBusName: 'forge',
+    s3: new S3Client(s3.clientConfig),
+    bucket,
+  });
+}
+
+/**
+ * The ingest as the function builds it, with the one webhook source `source` of `forge`, signed with `secret`:
+ * a delivery in, its status out.
+ */
+export function sourceIngest(options: {
+  client: DynamoDBClient;
+  dedupeTable: string;
+  source: string;
+  forge: string;
+  secret: string;
+  publisher: EventPublisher;
+}): (headers: Record<string, string>, body: string) => Promise<number> {
+  const handler = createIngestHandler({
+    env: {
+      FORGEBRIDGE_BUS_NAME: 'forge',
+      FORGEBRIDGE_DEDUPE_TABLE: options.dedupeTable,
+      FORGEBRIDGE_WEBHOOK_SOURCES: JSON.stringify([{ name: options.source, forge: options.forge }]),
+    },
+    clients: { dynamodb: options.client },
+    publisher: options.publisher,
+    secret: async () => [options.secret],
+    logger: { info() {}, warn() {}, error() {} },
+    metrics: false,
+  });
+  const context = { getRemainingTimeInMillis: () => 20_000 } as Context;
+  return async (headers, body) =>
+    ((await handler(sourceEvent(options.source, headers, body) as never, context)) as { statusCode: number })
+      .statusCode;
+}
+
+/** The `FORGEBRIDGE_OAUTH_CLIENTS` entry of the local authorization server's client (the forge API's audience). */
+export function localTokenEntry(issuer: string) {
+  return {
+    provider: 'local',
+    clientId: DEFAULT_CLIENT.client_id,
+    site: issuer,
+    scope: 'forge:read',
+    resource: FORGE_API_RESOURCE,
+  };
+}
+
+/** The token store's auth for that client, its tokens in `tokensTable`. */
+export function localStoreAuth(issuer: string, documentClient: DynamoDBDocumentClient, tokensTable: string) {
+  return storeAuth(localTokenEntry(issuer), {
+    documentClient,
+    tableName: tokensTable,
+    env: { IS_OFFLINE: 'true', FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret },
+  });
 }

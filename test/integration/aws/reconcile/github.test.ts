@@ -4,20 +4,16 @@
 // which publishes onto a bus of ours on 127.0.0.1 that records every entry by `detail.delivery`. Every answer
 // the stand-in sends is validated against GitHub's REST description (@octokit/openapi) after each test.
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
-import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
-import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
-  createIngestHandler,
   createReconcileHandler,
   DeliveryLog,
-  EventPublisher,
+  type EventPublisher,
   resolveDelivery,
 } from '../../../../lib/aws/index.js';
 import type { SourceHook } from '../../../../lib/aws/ingest/source-hook.js';
-import { storeAuth } from '../../../../lib/aws/reconcile/auth.js';
 import { gitHubDeliveryLog } from '../../../../lib/aws/reconcile/github.js';
 import { type ReconcileOptions, reconcile } from '../../../../lib/aws/reconcile/reconcile.js';
 import { createRecovery } from '../../../../lib/aws/reconcile/recover.js';
@@ -38,10 +34,13 @@ import {
   gitHubResponseErrors,
 } from '../../../helpers/github-openapi.js';
 import {
+  busPublisher,
   counts,
+  localStoreAuth,
+  localTokenEntry,
   type RecordingBus,
   reconcileStores,
-  sourceEvent,
+  sourceIngest,
   startRecordingBus,
 } from '../../../helpers/reconcile-rig.js';
 import { recordingLogger } from '../../../helpers/recording-logger.js';
@@ -49,7 +48,6 @@ import { recordingLogger } from '../../../helpers/recording-logger.js';
 const ddb = useDynamoDbLocal();
 const SECRET = 'reconcile-test-secret';
 const HOOK_PATH = '/repos/acme/web/hooks/77';
-const context = { getRemainingTimeInMillis: () => 20_000 } as Context;
 const APP_ID = '4242';
 /** The GitHub App whose hook is `/app/hook`: the stand-in checks its JWT with the app's public key. */
 const appKeys = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -65,7 +63,6 @@ const revoked = new Set<string>();
 /** The ingest's state: `down` answers 503 without taking the delivery. */
 const ingestState = { down: false };
 let tables: { dedupe: string; tokens: string; deliveries: string };
-let ingest: (event: APIGatewayProxyEventV2) => Promise<{ statusCode: number }>;
 
 beforeAll(async () => {
   bus = await startRecordingBus();
@@ -76,31 +73,16 @@ beforeAll(async () => {
   await createTables(ddb.endpoint, { deliveries: tables.deliveries });
 
   s3 = await startS3({ buckets: [BUCKET] });
-  publisher = new EventPublisher({
-    eventBridge: new EventBridgeClient({
-      endpoint: bus.url,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-      maxAttempts: 1,
-    }),
-    eventBusName: 'forge',
-    s3: new S3Client(s3.clientConfig),
-    bucket: BUCKET,
-  });
+  publisher = busPublisher(bus.url, s3, BUCKET);
   // The ingest as the function builds it, with one GitHub source `acme`.
-  const handler = createIngestHandler({
-    env: {
-      FORGEBRIDGE_BUS_NAME: 'forge',
-      FORGEBRIDGE_DEDUPE_TABLE: dedupe,
-      FORGEBRIDGE_WEBHOOK_SOURCES: JSON.stringify([{ name: 'acme', forge: 'github' }]),
-    },
-    clients: { dynamodb: ddb.client() },
+  const ingest = sourceIngest({
+    client: ddb.client(),
+    dedupeTable: dedupe,
+    source: 'acme',
+    forge: 'github',
+    secret: SECRET,
     publisher,
-    secret: async () => [SECRET],
-    logger: { info() {}, warn() {}, error() {} },
-    metrics: false,
   });
-  ingest = async (event) => (await handler(event as never, context)) as { statusCode: number };
 
   forge = await startGitHubDeliveries({
     accepts: async (token) => {
@@ -118,11 +100,7 @@ beforeAll(async () => {
         return false;
       }
     },
-    send: async ({ headers, body }) => {
-      if (ingestState.down) return 503;
-      const event = sourceEvent('acme', headers, body);
-      return (await ingest(event)).statusCode;
-    },
+    send: async ({ headers, body }) => (ingestState.down ? 503 : ingest(headers, body)),
   });
   forge.addHook(HOOK_PATH, SECRET);
 }, 60_000);
@@ -145,21 +123,10 @@ afterEach(() => {
 const hook: SourceHook = { kind: 'repo', api: '', id: 77, provider: 'local', owner: 'acme', repo: 'web' };
 const deliveryLog = () => new DeliveryLog({ client: ddb.client(), tableName: tables.deliveries });
 
+const localAuth = () => localStoreAuth(authServer.issuer, ddb.documentClient(), tables.tokens);
+
 function run(options: Partial<ReconcileOptions> = {}) {
-  const auth = storeAuth(
-    {
-      provider: 'local',
-      clientId: DEFAULT_CLIENT.client_id,
-      site: authServer.issuer,
-      scope: 'forge:read',
-      resource: FORGE_API_RESOURCE,
-    },
-    {
-      documentClient: ddb.documentClient(),
-      tableName: tables.tokens,
-      env: { IS_OFFLINE: 'true', FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret },
-    },
-  );
+  const auth = localAuth();
   return reconcile({
     sources: [
       {
@@ -405,20 +372,7 @@ describe('reconcile() with a GitHub repository hook', () => {
     const answersBefore = forge.responses.length;
     // The second redelivery finds the token expired: the forge stops accepting it.
     let calls = 0;
-    const auth = storeAuth(
-      {
-        provider: 'local',
-        clientId: DEFAULT_CLIENT.client_id,
-        site: authServer.issuer,
-        scope: 'forge:read',
-        resource: FORGE_API_RESOURCE,
-      },
-      {
-        documentClient: ddb.documentClient(),
-        tableName: tables.tokens,
-        env: { IS_OFFLINE: 'true', FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret },
-      },
-    );
+    const auth = localAuth();
     const api = gitHubDeliveryLog({ hook: { ...hook, api: forge.url }, auth });
     const expiring = {
       ...api,
@@ -456,13 +410,7 @@ describe('reconcile() with a GitHub repository hook', () => {
       FORGEBRIDGE_TOKEN_TABLE: tables.tokens,
       FORGEBRIDGE_DELIVERIES_TABLE: tables.deliveries,
       FORGEBRIDGE_OAUTH_CLIENTS: JSON.stringify([
-        {
-          provider: 'local',
-          clientId: DEFAULT_CLIENT.client_id,
-          site: authServer.issuer,
-          scope: 'forge:read',
-          resource: FORGE_API_RESOURCE,
-        },
+        localTokenEntry(authServer.issuer),
         { kind: 'github_app', provider: 'app', appId: APP_ID, installationId: 1, apiUrl: forge.url },
       ]),
       FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret,
@@ -550,20 +498,7 @@ describe('reconcile() with a GitHub repository hook', () => {
     const source = (api: ReturnType<typeof gitHubDeliveryLog>) => [
       { name: 'acme', forge: 'github', windowSeconds: 1_000, api },
     ];
-    const auth = storeAuth(
-      {
-        provider: 'local',
-        clientId: DEFAULT_CLIENT.client_id,
-        site: authServer.issuer,
-        scope: 'forge:read',
-        resource: FORGE_API_RESOURCE,
-      },
-      {
-        documentClient: ddb.documentClient(),
-        tableName: tables.tokens,
-        env: { IS_OFFLINE: 'true', FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret },
-      },
-    );
+    const auth = localAuth();
     const api = gitHubDeliveryLog({ hook: { ...hook, api: forge.url }, auth });
     try {
       expect(await run({ sources: source(api), now: () => t0 })).toMatchObject({ failed: 1, redelivered: 1 });

@@ -4,20 +4,16 @@
 // which publishes onto a bus of ours on 127.0.0.1 that records every entry by `detail.delivery`. Every answer
 // the stand-in sends is validated against GitLab's documented webhook-event fields after each test.
 import { randomUUID } from 'node:crypto';
-import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
-import type { Context } from 'aws-lambda';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
-  createIngestHandler,
   createReconcileHandler,
   DeliveryLog,
-  EventPublisher,
+  type EventPublisher,
   resolveDelivery,
 } from '../../../../lib/aws/index.js';
 import type { SourceHook } from '../../../../lib/aws/ingest/source-hook.js';
-import { storeAuth } from '../../../../lib/aws/reconcile/auth.js';
 import { gitLabDeliveryLog } from '../../../../lib/aws/reconcile/gitlab.js';
 import { type ReconcileOptions, reconcile } from '../../../../lib/aws/reconcile/reconcile.js';
 import { createRecovery } from '../../../../lib/aws/reconcile/recover.js';
@@ -33,10 +29,13 @@ import { type LocalS3, startS3 } from '../../../../local-stack/s3.js';
 import { useDynamoDbLocal } from '../../../helpers/aws-local.js';
 import { gitLabResponseErrors } from '../../../helpers/gitlab-events-schema.js';
 import {
+  busPublisher,
   counts,
+  localStoreAuth,
+  localTokenEntry,
   type RecordingBus,
   reconcileStores,
-  sourceEvent,
+  sourceIngest,
   startRecordingBus,
 } from '../../../helpers/reconcile-rig.js';
 import { recordingLogger } from '../../../helpers/recording-logger.js';
@@ -46,7 +45,6 @@ const SECRET = 'reconcile-gitlab-secret';
 const PROJECT_HOOK = '/projects/acme%2Fweb/hooks/5';
 const GROUP_HOOK = '/groups/acme/hooks/9';
 const SOURCE = 'acme-gl';
-const context = { getRemainingTimeInMillis: () => 20_000 } as Context;
 
 let bus: RecordingBus;
 const BUCKET = 'reconcile-gitlab-claims';
@@ -65,29 +63,15 @@ beforeAll(async () => {
   tables = { dedupe, tokens, deliveries: `deliveries-${randomUUID().slice(0, 8)}` };
   await createTables(ddb.endpoint, { deliveries: tables.deliveries });
   s3 = await startS3({ buckets: [BUCKET] });
-  publisher = new EventPublisher({
-    eventBridge: new EventBridgeClient({
-      endpoint: bus.url,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-      maxAttempts: 1,
-    }),
-    eventBusName: 'forge',
-    s3: new S3Client(s3.clientConfig),
-    bucket: BUCKET,
-  });
+  publisher = busPublisher(bus.url, s3, BUCKET);
   // The ingest as the function builds it, with one GitLab source (the secret token in X-Gitlab-Token).
-  const handler = createIngestHandler({
-    env: {
-      FORGEBRIDGE_BUS_NAME: 'forge',
-      FORGEBRIDGE_DEDUPE_TABLE: dedupe,
-      FORGEBRIDGE_WEBHOOK_SOURCES: JSON.stringify([{ name: SOURCE, forge: 'gitlab' }]),
-    },
-    clients: { dynamodb: ddb.client() },
+  const ingest = sourceIngest({
+    client: ddb.client(),
+    dedupeTable: dedupe,
+    source: SOURCE,
+    forge: 'gitlab',
+    secret: SECRET,
     publisher,
-    secret: async () => [SECRET],
-    logger: { info() {}, warn() {}, error() {} },
-    metrics: false,
   });
   forge = await startGitLabEvents({
     accepts: async (token) => {
@@ -98,11 +82,7 @@ beforeAll(async () => {
         return false;
       }
     },
-    send: async ({ headers, body }) => {
-      if (ingestState.down) return 503;
-      const event = sourceEvent(SOURCE, headers, body);
-      return ((await handler(event as never, context)) as { statusCode: number }).statusCode;
-    },
+    send: async ({ headers, body }) => (ingestState.down ? 503 : ingest(headers, body)),
   });
 }, 60_000);
 
@@ -129,20 +109,10 @@ const projectHook = (): SourceHook => ({
   project: 'acme/web',
 });
 const deliveryLog = () => new DeliveryLog({ client: ddb.client(), tableName: tables.deliveries });
-const tokenEntry = () => ({
-  provider: 'local',
-  clientId: DEFAULT_CLIENT.client_id,
-  site: authServer.issuer,
-  scope: 'forge:read',
-  resource: FORGE_API_RESOURCE,
-});
+const localAuth = () => localStoreAuth(authServer.issuer, ddb.documentClient(), tables.tokens);
 
 function run(options: Partial<ReconcileOptions> & { perPage?: number } = {}) {
-  const auth = storeAuth(tokenEntry(), {
-    documentClient: ddb.documentClient(),
-    tableName: tables.tokens,
-    env: { IS_OFFLINE: 'true', FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret },
-  });
+  const auth = localAuth();
   const { perPage, ...rest } = options;
   return reconcile({
     sources: [
@@ -382,7 +352,7 @@ describe('reconcile() with a GitLab project hook', () => {
       FORGEBRIDGE_DEDUPE_TABLE: tables.dedupe,
       FORGEBRIDGE_TOKEN_TABLE: tables.tokens,
       FORGEBRIDGE_DELIVERIES_TABLE: tables.deliveries,
-      FORGEBRIDGE_OAUTH_CLIENTS: JSON.stringify([tokenEntry()]),
+      FORGEBRIDGE_OAUTH_CLIENTS: JSON.stringify([localTokenEntry(authServer.issuer)]),
       FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret,
       FORGEBRIDGE_WEBHOOK_SOURCES: JSON.stringify([
         {
@@ -438,10 +408,6 @@ describe('reconcile() with a GitLab project hook', () => {
 });
 
 async function authToken(): Promise<string> {
-  const auth = storeAuth(tokenEntry(), {
-    documentClient: ddb.documentClient(),
-    tableName: tables.tokens,
-    env: { IS_OFFLINE: 'true', FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret },
-  });
+  const auth = localAuth();
   return (await auth.authorization()).slice('Bearer '.length);
 }
