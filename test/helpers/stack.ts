@@ -5,7 +5,12 @@
 import { createHash } from 'node:crypto';
 import type { FunctionLogRecord } from '../../local-stack/function-logs.js';
 import { type SignedDelivery, signDelivery } from '../../local-stack/sample-deliveries.js';
-import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../local-stack/stack.js';
+import {
+  type LocalSource,
+  type LocalStack,
+  type LocalStackOptions,
+  startLocalStack,
+} from '../../local-stack/stack.js';
 
 /** The subscriber functions of serverless.yml, by rule form. */
 export const Subscribers = {
@@ -63,6 +68,8 @@ export interface TestStack {
   /** Posts an already signed delivery. */
   send(delivery: SignedDelivery): Promise<Posted>;
   /** Every `delivery received` line so far of one subscriber (or of all of them, the recorder excluded). */
+  /** The stack's webhook source of this name (throws when there is none). */
+  source(name: string): LocalSource;
   received(subscriber?: SubscriberName): Received[];
   /** How many times each subscriber (by function key) received one delivery; the recorder is not counted. */
   receivedBy(deliveryId: string): Record<string, number>;
@@ -167,6 +174,11 @@ export async function startTestStack(options: Omit<LocalStackOptions, 'output'> 
       if (postOptions.id !== undefined) signOptions.id = postOptions.id;
       if (postOptions.body !== undefined) signOptions.body = postOptions.body;
       return send(signDelivery(postOptions.secret ?? stack.secret, name, payload, signOptions));
+    },
+    source(name) {
+      const found = stack.sources.find((candidate) => candidate.name === name);
+      if (found === undefined) throw new Error(`the local stack has no source "${name}"`);
+      return found;
     },
     received,
     receivedBy(deliveryId) {

@@ -12,9 +12,9 @@ export function consoleSuite(stack: () => TestStack): void {
   describe('console: the console filter', () => {
     let t: TestStack;
 
-    beforeAll(async () => {
+    beforeAll(() => {
       t = stack();
-    }, 150_000);
+    });
 
     const REDRIVE_RUN = /\(λ: redrive\) RequestId: /;
 

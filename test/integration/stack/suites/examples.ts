@@ -67,9 +67,9 @@ export function examplesSuite(stack: () => TestStack): void {
     const mine = <T extends { delivery: string }>(entries: T[]): T[] =>
       entries.filter((entry) => posted.has(entry.delivery));
 
-    beforeAll(async () => {
+    beforeAll(() => {
       t = stack();
-    }, 150_000);
+    });
 
     describe('local stack: every @octokit/webhooks-examples payload', () => {
       it('accepts each one; the catch-all receives each once, and the recorder sees its payload intact', async () => {

@@ -17,15 +17,11 @@ export function forgesSuite(stack: () => TestStack): void {
   describe('forges: one source per forge', () => {
     let t: TestStack;
 
-    beforeAll(async () => {
+    beforeAll(() => {
       t = stack();
-    }, 150_000);
+    });
 
-    function source(name: string): LocalSource {
-      const found = t.stack.sources.find((candidate) => candidate.name === name);
-      if (found === undefined) throw new Error(`the local stack has no source "${name}"`);
-      return found;
-    }
+    const source = (name: string): LocalSource => t.source(name);
 
     interface Answer {
       status: number;

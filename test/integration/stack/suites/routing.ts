@@ -14,9 +14,9 @@ export function routingSuite(stack: () => TestStack): void {
   describe('routing: routing to the subscribers', () => {
     let t: TestStack;
 
-    beforeAll(async () => {
+    beforeAll(() => {
       t = stack();
-    }, 150_000);
+    });
 
     describe('local stack: rule forms', () => {
       it('delivers issues.opened to the one-action, every-action (detail.event and prefix) and catch-all rules once each', async () => {

@@ -13,15 +13,11 @@ export function standardSuite(stack: () => TestStack): void {
   describe('standard: Standard Webhooks sources', () => {
     let t: TestStack;
 
-    beforeAll(async () => {
+    beforeAll(() => {
       t = stack();
-    }, 150_000);
+    });
 
-    function source(name: string): LocalSource {
-      const found = t.stack.sources.find((candidate) => candidate.name === name);
-      if (found === undefined) throw new Error(`the local stack has no source "${name}"`);
-      return found;
-    }
+    const source = (name: string): LocalSource => t.source(name);
 
     function signed(forge: 'standard' | 'svix', secret: string, id: string, body: string, offset = 0) {
       const timestamp = Math.floor(Date.now() / 1000) + offset;
