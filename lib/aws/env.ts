@@ -49,3 +49,20 @@ export function sdkTimeouts(requestTimeoutMs = 5_000) {
     },
   };
 }
+
+/** What {@link withoutSdkCallLog} needs of a client: its middleware stack. */
+export interface SdkClientLike {
+  middlewareStack: { remove(toRemove: string): boolean };
+}
+
+/**
+ * Takes the AWS SDK's per-call log step out of a client, and returns the client. On every call that step builds
+ * a redacted copy of the command's input and output for the client's logger, even when the logger is the
+ * SDK's default one, which drops it: for a `PutEvents` that is the whole delivery again. The functions build
+ * their own clients this way; the SDK's warnings (`logger.warn`) are not affected. Give a client you hand to a
+ * handler the same treatment unless you set a `logger` on it to see each call.
+ */
+export function withoutSdkCallLog<C extends SdkClientLike>(client: C): C {
+  client.middlewareStack.remove('loggerMiddleware');
+  return client;
+}

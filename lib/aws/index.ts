@@ -9,7 +9,15 @@ export { QueueMetrics } from './constants.js';
 // The SDK-free part (defaults, table definitions, the delivery id and source name rules), also its own entry.
 export * from './core/index.js';
 export * from './delivery-log/index.js';
-export { type Env, numberEnv, optionalEnv, requireEnv, sdkTimeouts } from './env.js';
+export {
+  type Env,
+  numberEnv,
+  optionalEnv,
+  requireEnv,
+  type SdkClientLike,
+  sdkTimeouts,
+  withoutSdkCallLog,
+} from './env.js';
 export {
   AwsBridgeError,
   IngestError,

@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
-import { sdkTimeouts } from '../env.js';
+import { sdkTimeouts, withoutSdkCallLog } from '../env.js';
 import type { IngestConfig } from '../ingest/config.js';
 import type { PublisherLike } from '../ingest/ingest.js';
 import { EventPublisher } from '../ingest/publisher.js';
@@ -33,13 +33,14 @@ export interface DeliveryPathOptions<Q> {
 export function deliveryPath<Q = DeliveryQueue>(options: DeliveryPathOptions<Q>) {
   const { clients, requestTimeoutMs, logger } = options;
   const quick = sdkTimeouts(requestTimeoutMs);
-  const dynamodb = clients.dynamodb ?? new DynamoDBClient(quick);
-  const s3 = clients.s3 ?? new S3Client(sdkTimeouts(Math.max(requestTimeoutMs, 5_000)));
+  const dynamodb = clients.dynamodb ?? withoutSdkCallLog(new DynamoDBClient(quick));
+  const s3 = clients.s3 ?? withoutSdkCallLog(new S3Client(sdkTimeouts(Math.max(requestTimeoutMs, 5_000))));
   const publisher =
     options.given.publisher ??
     new EventPublisher({
       ...options.publisher,
-      eventBridge: clients.eventBridge ?? new EventBridgeClient({ ...quick, maxAttempts: 1 }),
+      eventBridge:
+        clients.eventBridge ?? withoutSdkCallLog(new EventBridgeClient({ ...quick, maxAttempts: 1 })),
       s3,
       logger,
     });

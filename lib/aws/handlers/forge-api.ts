@@ -2,7 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AccessToken, RequestOptions, Response } from '../../oauth2/index.js';
-import { type Env, sdkTimeouts } from '../env.js';
+import { type Env, sdkTimeouts, withoutSdkCallLog } from '../env.js';
 import { type ForgeApiConfig, readForgeApiConfig } from '../tokens/config.js';
 import { createTokenSource } from '../tokens/token-source.js';
 import type { LoggerLike } from '../types.js';
@@ -45,9 +45,9 @@ export function createForgeApi(options: ForgeApiOptions = {}): ForgeApi {
   const tokens = createTokenSource(config.client, {
     ...config,
     documentClient: DynamoDBDocumentClient.from(
-      options.clients?.dynamodb ?? new DynamoDBClient(sdkTimeouts()),
+      options.clients?.dynamodb ?? withoutSdkCallLog(new DynamoDBClient(sdkTimeouts())),
     ),
-    ssm: options.clients?.ssm ?? new SSMClient(sdkTimeouts()),
+    ssm: options.clients?.ssm ?? withoutSdkCallLog(new SSMClient(sdkTimeouts())),
     logger: options.logger,
     env,
   });

@@ -5,7 +5,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import middy from '@middy/core';
 import { DeliveryLog } from '../delivery-log/index.js';
-import { type Env, sdkTimeouts } from '../env.js';
+import { type Env, sdkTimeouts, withoutSdkCallLog } from '../env.js';
 import { type IngestConfig, readIngestConfig, type WebhookSourceConfig } from '../ingest/config.js';
 import { deliveryLog } from '../ingest/delivery-log-middleware.js';
 import { createIngest, type PublisherLike } from '../ingest/ingest.js';
@@ -76,7 +76,7 @@ export function createIngestHandler(options: IngestHandlerOptions = {}) {
   let ssm = clients.ssm;
   const sources = config.sources.map((source) =>
     webhookSource(source, config, options, () => {
-      ssm ??= new SSMClient(quick);
+      ssm ??= withoutSdkCallLog(new SSMClient(quick));
       return ssm;
     }),
   );

@@ -13,7 +13,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { DeliveryLog } from '../delivery-log/delivery-log.js';
-import { type Env, sdkTimeouts } from '../env.js';
+import { type Env, sdkTimeouts, withoutSdkCallLog } from '../env.js';
 import { DedupeRecords } from '../ingest/dedupe-record.js';
 import { EventPublisher } from '../ingest/publisher.js';
 import { ForgebridgeMetrics } from '../metrics.js';
@@ -108,7 +108,8 @@ export function createReconcileHandler(options: ReconcileHandlerOptions = {}): R
   const config = readReconcileConfig(env);
   const logger = options.logger ?? new Logger({ serviceName: 'forgebridge-reconcile' });
   const clients = options.clients ?? {};
-  const dynamodb = clients.dynamodb ?? new DynamoDBClient(sdkTimeouts(config.requestTimeoutMs));
+  const dynamodb =
+    clients.dynamodb ?? withoutSdkCallLog(new DynamoDBClient(sdkTimeouts(config.requestTimeoutMs)));
   const documentClient = DynamoDBDocumentClient.from(dynamodb);
   const deps = { ...options, ssm: clients.ssm, env, logger, documentClient };
   const sources: ReconcileSource[] = config.sources.map((source) => ({
@@ -150,8 +151,12 @@ export function createReconcileHandler(options: ReconcileHandlerOptions = {}): R
             ...config.publisher,
             eventBridge:
               clients.eventBridge ??
-              new EventBridgeClient({ ...sdkTimeouts(config.requestTimeoutMs), maxAttempts: 1 }),
-            s3: clients.s3 ?? new S3Client(sdkTimeouts(Math.max(config.requestTimeoutMs, 5_000))),
+              withoutSdkCallLog(
+                new EventBridgeClient({ ...sdkTimeouts(config.requestTimeoutMs), maxAttempts: 1 }),
+              ),
+            s3:
+              clients.s3 ??
+              withoutSdkCallLog(new S3Client(sdkTimeouts(Math.max(config.requestTimeoutMs, 5_000)))),
             bucket,
             logger,
           }),

@@ -4,7 +4,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import middy from '@middy/core';
-import { type Env, sdkTimeouts } from '../env.js';
+import { type Env, sdkTimeouts, withoutSdkCallLog } from '../env.js';
 import { readTokenConfig, type TokenConfig } from '../tokens/config.js';
 import { type RefreshRun, refreshTokens, TokenRefreshError } from '../tokens/refresh.js';
 import { createTokenSources, type TokenSource } from '../tokens/token-source.js';
@@ -41,9 +41,9 @@ export function createRefreshHandler(options: RefreshHandlerOptions = {}) {
     options.sources ??
     createTokenSources(options.config ?? readTokenConfig(env), {
       documentClient: DynamoDBDocumentClient.from(
-        options.clients?.dynamodb ?? new DynamoDBClient(sdkTimeouts()),
+        options.clients?.dynamodb ?? withoutSdkCallLog(new DynamoDBClient(sdkTimeouts())),
       ),
-      ssm: options.clients?.ssm ?? new SSMClient(sdkTimeouts()),
+      ssm: options.clients?.ssm ?? withoutSdkCallLog(new SSMClient(sdkTimeouts())),
       logger,
       env,
     });

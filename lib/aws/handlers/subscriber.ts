@@ -5,7 +5,7 @@ import middy from '@middy/core';
 import type { Context, EventBridgeEvent } from 'aws-lambda';
 import { createEventHandler } from '../../webhooks/index.js';
 import { DeliveryLog, withDeliveryReport } from '../delivery-log/index.js';
-import { type Env, sdkTimeouts } from '../env.js';
+import { type Env, sdkTimeouts, withoutSdkCallLog } from '../env.js';
 import { readDeliveryLogConfig } from '../ingest/config.js';
 import { createSubscriber } from '../ingest/subscriber.js';
 import { ForgebridgeMetrics } from '../metrics.js';
@@ -71,7 +71,7 @@ export function createSubscriberHandler(options: SubscriberHandlerOptions = {}):
   const env = options.env ?? process.env;
   const logConfig = options.deliveryLog === undefined ? readDeliveryLogConfig(env) : undefined;
   const logger = options.logger ?? new Logger({ serviceName: 'forgebridge-subscriber' });
-  const s3 = options.clients?.s3 ?? new S3Client(sdkTimeouts());
+  const s3 = options.clients?.s3 ?? withoutSdkCallLog(new S3Client(sdkTimeouts()));
   const events = createEventHandler();
   options.register?.(events, { logger });
   const receive = createSubscriber({ events, logger, s3 });
@@ -92,7 +92,7 @@ export function createSubscriberHandler(options: SubscriberHandlerOptions = {}):
         (logConfig === undefined
           ? undefined
           : new DeliveryLog({
-              client: options.clients?.dynamodb ?? new DynamoDBClient(sdkTimeouts()),
+              client: options.clients?.dynamodb ?? withoutSdkCallLog(new DynamoDBClient(sdkTimeouts())),
               tableName: logConfig.tableName,
               ttlSeconds: logConfig.ttlSeconds,
             })));

@@ -1,5 +1,36 @@
-import { describe, expect, it } from 'vitest';
-import { numberEnv, optionalEnv, requireEnv, sdkTimeouts } from '../../../lib/aws/env.js';
+import { Readable } from 'node:stream';
+import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import { describe, expect, it, vi } from 'vitest';
+import {
+  numberEnv,
+  optionalEnv,
+  requireEnv,
+  sdkTimeouts,
+  withoutSdkCallLog,
+} from '../../../lib/aws/env.js';
+
+/** An EventBridge client answering every call in process, with a logger that records what it is given. */
+function recordingClient() {
+  const logger = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
+  const client = new EventBridgeClient({
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'unit', secretAccessKey: 'unit' },
+    logger,
+    requestHandler: {
+      handle: async () => ({
+        response: {
+          statusCode: 200,
+          headers: { 'content-type': 'application/x-amz-json-1.1' },
+          body: Readable.from([Buffer.from('{"FailedEntryCount":0,"Entries":[{"EventId":"e-1"}]}')]),
+        },
+      }),
+    },
+  });
+  return { client, logger };
+}
+const putOne = new PutEventsCommand({
+  Entries: [{ Source: 'unit', DetailType: 'push', Detail: '{"payload":{"big":"x"}}' }],
+});
 
 describe('lib/aws/env', () => {
   it('requireEnv returns the value and names a missing or empty variable', () => {
@@ -28,5 +59,20 @@ describe('lib/aws/env', () => {
       requestHandler: { connectionTimeout: 1_000, requestTimeout: 5_000, throwOnRequestTimeout: true },
     });
     expect(sdkTimeouts(2_000).requestHandler.requestTimeout).toBe(2_000);
+  });
+
+  it('withoutSdkCallLog stops the SDK building a log record of each call, and keeps the client working', async () => {
+    const plain = recordingClient();
+    await plain.client.send(putOne);
+    // The SDK's log step hands the call's input and output to the logger.
+    expect(plain.logger.info).toHaveBeenCalledWith(
+      expect.objectContaining({ commandName: 'PutEventsCommand', input: expect.any(Object) }),
+    );
+
+    const quiet = recordingClient();
+    expect(withoutSdkCallLog(quiet.client)).toBe(quiet.client);
+    const answer = await quiet.client.send(putOne);
+    expect(answer.Entries).toEqual([{ EventId: 'e-1' }]);
+    expect(quiet.logger.info).not.toHaveBeenCalled();
   });
 });
