@@ -2,10 +2,11 @@
  * The delivery log's items: key building (a delivery's partition, a record's sort key, the list index's day
  * shard), the item of an entry, and the record a stored item reads back as.
  */
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DeliveryLogTable } from '../constants.js';
 import { dedupeKeyOf } from '../delivery-key.js';
+import { randomId } from '../random-id.js';
 import { isDeliveryId } from '../rules.js';
 import type { HeaderMap } from '../types.js';
 import { forgeHeaders, maskHeaders } from './mask-headers.js';
@@ -139,7 +140,7 @@ export function itemOf(
   if (!Number.isInteger(bodyBytes) || bodyBytes < 0) {
     throw new TypeError('"bodyBytes" must be a non-negative integer');
   }
-  const recordId = randomBytes(9).toString('base64url');
+  const recordId = randomId(9);
   const at = `${new Date(receivedAt).toISOString()}#${recordId}`;
   const validId = isDeliveryId(entry.deliveryId);
   const source = text(entry.source);

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import {
   IdempotencyAlreadyInProgressError,
   IdempotencyConfig,
@@ -13,6 +13,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Context } from 'aws-lambda';
 import { AwsDefaults, DedupeTable } from '../constants.js';
 import { dedupeKeyOf } from '../delivery-key.js';
+import { randomId } from '../random-id.js';
 import type { Delivery } from '../types.js';
 import { recordKeyOf } from './dedupe-record.js';
 
@@ -188,10 +189,7 @@ export function createDedupedPublish(options: DedupeOptions): DedupedPublish {
     } as Context);
     const state: CallState = { delivery };
     try {
-      await idempotentPublish(
-        { id: dedupeKeyOf(delivery), owner: randomBytes(16).toString('base64url') },
-        state,
-      );
+      await idempotentPublish({ id: dedupeKeyOf(delivery), owner: randomId(16) }, state);
     } catch (error) {
       if (state.done !== undefined) return { status: state.done, recordError: error };
       if (state.publishError !== undefined) {

@@ -141,14 +141,18 @@ export function forgeWebhook(options: ForgeWebhookOptions): MiddlewareObj<ForgeW
       }
       const secrets = typeof secret === 'function' ? await loadSecrets(secret) : secret;
       const http = fromApiGatewayEvent(event);
-      const body = Buffer.from(http.body, http.isBase64Encoded === true ? 'base64' : 'utf8');
+      // Text as it came (the check makes the bytes from it and parses it as it is), bytes when base64.
+      const body = http.isBase64Encoded === true ? Buffer.from(http.body, 'base64') : http.body;
       const delivery: Parameters<typeof readDelivery>[0] = { headers: http.headers, body };
       if (http.method !== undefined) delivery.method = http.method;
       const result = readDelivery(delivery, optionsFor(secrets));
       if (!result.ok) {
         const error = new IngestError(result.status, result.code, result.message);
         const { code } = result;
-        keepRefusal(error, () => describeRefusal(code, { headers: http.headers, body }, base, secrets));
+        keepRefusal(error, () => {
+          const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+          return describeRefusal(code, { headers: http.headers, body: bytes }, base, secrets);
+        });
         throw error;
       }
       const headers: Record<string, string> = {};

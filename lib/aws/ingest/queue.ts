@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import {
@@ -12,6 +12,7 @@ import {
 import { AwsDefaults, AwsErrorCodes, DedupeTable } from '../constants.js';
 import { dedupeKeyOf } from '../delivery-key.js';
 import { AwsBridgeError, isConditionalCheckFailed } from '../errors.js';
+import { randomId } from '../random-id.js';
 import { errorCode, positive } from '../rules.js';
 import type { Delivery, PayloadRef } from '../types.js';
 import { ClaimCheck } from './claim-check.js';
@@ -257,7 +258,7 @@ export class DeliveryQueue {
           },
           ExpressionAttributeValues: {
             ':until': now + leaseMs,
-            ':owner': randomBytes(12).toString('base64url'),
+            ':owner': randomId(12),
             ':due': DUE,
             ':now': now,
           },
