@@ -1,16 +1,17 @@
 // Cold start of every bundle (ingest, catch-all, subscriber, refresh, reconcile) next to its floor: a bundle holding only
 // the AWS SDK clients the handler builds, making the same calls (bench/fixtures/*-floor.ts). Everything is
-// bundled as serverless.yml's `custom.esbuild` does, from the handlers as they are now. Cold start = a fresh
+// bundled with the options the functions are deployed with (infra/esbuild.cjs), from the handlers as they are now. Cold start = a fresh
 // node process that imports the bundle and runs one representative invocation against loopback servers:
 // DynamoDB Local, oidc-provider, the local forge API, and a small endpoint answering EventBridge and SSM
 // (bench/fixtures/aws-endpoint.ts), which also counts each run's AWS calls so a drifting floor shows.
 // Target: each bundle at most 1.2x its floor.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { build } from 'esbuild';
+import { type BuildOptions, build } from 'esbuild';
 import {
   DEFAULT_CLIENT,
   FORGE_API_RESOURCE,
@@ -27,37 +28,12 @@ const run = promisify(execFile);
 const RUNS = Number(process.env.BENCH_COLD_RUNS ?? 9);
 const TARGET = 1.2;
 
-/** The esbuild options of serverless.yml's `custom.esbuild`, read from the file so they cannot drift. */
+/** The esbuild options the functions are deployed with (infra/esbuild.cjs, serverless.yml's `custom.esbuild`). */
 function serverlessEsbuildOptions() {
-  const yml = readFileSync(join(root, 'serverless.yml'), 'utf8');
-  const banner = /js: "(.+)"/.exec(yml)?.[1];
-  if (banner === undefined) throw new Error('serverless.yml has no esbuild banner');
-  for (const [key, value] of [
-    ['minify', 'true'],
-    ['format', 'esm'],
-    ['platform', 'node'],
-    ['target', 'node22'],
-  ]) {
-    if (!new RegExp(`\\n    ${key}: ${value}\\n`).test(yml))
-      throw new Error(`serverless.yml esbuild ${key} is not ${value}`);
-  }
-  const exclude = /\n {4}exclude: \[(.*)\]\n/.exec(yml)?.[1];
-  return {
-    bundle: true,
-    minify: true,
-    sourcemap: false,
-    format: 'esm' as const,
-    platform: 'node' as const,
-    target: 'node22',
-    mainFields: ['module', 'main'],
-    banner: { js: banner },
-    external: (exclude ?? '')
-      .split(',')
-      .map((name) => name.trim().replace(/['"]/g, ''))
-      .filter(Boolean),
-    outExtension: { '.js': '.mjs' },
-    logLevel: 'silent' as const,
+  const { esbuildOptions } = createRequire(import.meta.url)('../infra/esbuild.cjs') as {
+    esbuildOptions: () => BuildOptions;
   };
+  return { ...esbuildOptions(), logLevel: 'silent' as const };
 }
 
 const RUNNER = `

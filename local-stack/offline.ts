@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildFunctions } from './function-build.js';
 import { freePort } from './ports.js';
 import { watchdog } from './watchdog.js';
 
@@ -112,8 +113,19 @@ export async function startOffline(options: OfflineOptions): Promise<Offline> {
   mkdirSync(options.home, { recursive: true });
   const require = createRequire(import.meta.url);
   const cli = require.resolve('osls/bin/serverless.js');
-  // A build folder of its own: another osls run's clean-up must not delete the bundles this one serves.
+  // A build folder of its own: another run's clean-up must not delete the bundles this one serves. The build
+  // runs beside osls's own start: serverless-offline loads a handler only when it is first invoked.
   const workFolder = `.esbuild/offline-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const build: { done: boolean; error?: Error } = { done: false };
+  const building = buildFunctions(join(root, workFolder)).then(
+    () => {
+      build.done = true;
+    },
+    (error: Error) => {
+      build.done = true;
+      build.error = error;
+    },
+  );
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOME: options.home,
@@ -126,9 +138,8 @@ export async function startOffline(options: OfflineOptions): Promise<Offline> {
     // otherwise: HOME is new on every start, the repository's .tmp/ is not.
     SLS_SCHEMA_CACHE_BASE_DIR: join(root, '.tmp/osls'),
     ...options.env,
-    FORGEBRIDGE_ESBUILD_WORK_FOLDER: workFolder,
-    // Unminified bundles build sooner; what the local stack serves needs no minifying.
-    FORGEBRIDGE_ESBUILD_MINIFY: 'false',
+    // The functions as built here (serverless-esbuild is then left out), relative to the repository.
+    FORGEBRIDGE_OFFLINE_BUILD: workFolder,
     FORGEBRIDGE_HTTP_PORT: String(ports.http),
     FORGEBRIDGE_LAMBDA_PORT: String(ports.lambda),
     FORGEBRIDGE_WEBSOCKET_PORT: String(ports.websocket),
@@ -174,14 +185,16 @@ export async function startOffline(options: OfflineOptions): Promise<Offline> {
       if (child.exitCode !== null || child.signalCode !== null) {
         throw new Error(`osls offline exited before it was ready:\n${logTail()}`);
       }
-      if ((await accepts(ports.http)) && (await accepts(ports.eventBridge))) break;
+      if (build.error !== undefined) throw new Error(`the functions did not build: ${build.error.message}`);
+      if (build.done && (await accepts(ports.http)) && (await accepts(ports.eventBridge))) break;
       if (Date.now() > deadline) throw new Error(`osls offline was not ready in time:\n${logTail()}`);
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
   } catch (error) {
     process.removeListener('exit', killOnExit);
     await stopChild(child);
     guard?.kill('SIGKILL');
+    await building;
     rmSync(join(root, workFolder), { recursive: true, force: true });
     throw error;
   }
