@@ -186,7 +186,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // DynamoDB Local (a JVM, about 2 s) and `osls offline` (it bundles every function, the longest step) start
     // side by side further down: the functions reach DynamoDB only when invoked, so its port is chosen first.
     const dynamodbPort = await freePort();
-    const [s3, authorizationServer] = await Promise.all([
+    // Both settle before a failure of one is thrown: the other has then registered its stop.
+    const [s3, authorizationServer] = await bothStarted(
       startS3({ buckets: [names.bucket] }).then((server) => {
         stops.push(() => server.stop());
         return server;
@@ -195,7 +196,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         stops.push(() => server.stop());
         return server;
       }),
-    ]);
+    );
     const forgeApi = await startForgeApi({
       issuer: authorizationServer.issuer,
       jwksUri: authorizationServer.jwksUri,
