@@ -1,13 +1,7 @@
 import { Readable } from 'node:stream';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { describe, expect, it, vi } from 'vitest';
-import {
-  numberEnv,
-  optionalEnv,
-  requireEnv,
-  sdkTimeouts,
-  withoutSdkCallLog,
-} from '../../../lib/aws/env.js';
+import { numberEnv, optionalEnv, requireEnv, sdkTimeouts, withoutSdkCallLog } from '../../../lib/aws/env.js';
 
 /** An EventBridge client answering every call in process, with a logger that records what it is given. */
 function recordingClient() {
