@@ -7,6 +7,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QueueMetrics } from '../../../lib/aws/index.js';
@@ -951,4 +952,52 @@ describe('osls package: alarms, their topic and the dashboard', () => {
       expect(findings.filter((finding) => finding.Rule.Id !== 'W3005')).toEqual([]);
     }
   }, 150_000);
+});
+
+describe('osls package: a function as it is deployed', () => {
+  it('runs the packaged ingest (its own minified bundle, unzipped) as Lambda would: 401 for a wrong signature, 400 without a delivery id', async () => {
+    const unpacked = join(dir, 'ingest-unpacked');
+    await run('python3', ['-m', 'zipfile', '-e', join(dir, 'out/ingest.zip'), unpacked]);
+    const bundle = join(unpacked, 'functions/ingest/handler.mjs');
+    // No AWS call is reached: a refused delivery is answered before the dedupe table or the bus.
+    const runner = `
+      const { handler } = await import(${JSON.stringify(pathToFileURL(bundle).href)});
+      const context = { functionName: 'ingest', awsRequestId: 'r-1', getRemainingTimeInMillis: () => 10000 };
+      const event = (headers) => ({
+        version: '2.0', routeKey: '$default', rawPath: '/', rawQueryString: '',
+        headers: { 'content-type': 'application/json', 'x-github-event': 'issues', ...headers },
+        requestContext: { http: { method: 'POST', path: '/' } },
+        body: '{"action":"opened"}', isBase64Encoded: false,
+      });
+      const wrong = await handler(event({ 'x-github-delivery': 'd-1', 'x-hub-signature-256': 'sha256=' + '0'.repeat(64) }), context);
+      const noId = await handler(event({ 'x-hub-signature-256': 'sha256=' + '0'.repeat(64) }), context);
+      console.log(JSON.stringify({ wrong, noId }));
+    `;
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', runner], {
+      cwd: unpacked,
+      env: {
+        PATH: process.env.PATH,
+        AWS_REGION: 'us-east-1',
+        AWS_ACCESS_KEY_ID: 'package-test',
+        AWS_SECRET_ACCESS_KEY: 'package-test',
+        AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
+        IS_OFFLINE: 'true',
+        FORGEBRIDGE_FORGE: 'github',
+        FORGEBRIDGE_BUS_NAME: 'bus',
+        FORGEBRIDGE_DEDUPE_TABLE: 'dedupe',
+        FORGEBRIDGE_WEBHOOK_SECRET: 'package-test-secret',
+        FORGEBRIDGE_LOG_LEVEL: 'WARN',
+      },
+      timeout: 30_000,
+    });
+    const answers = JSON.parse(stdout.trim().split('\n').at(-1) as string) as Record<
+      'wrong' | 'noId',
+      { statusCode: number; body: string }
+    >;
+    expect(answers.wrong.statusCode).toBe(401);
+    expect(JSON.parse(answers.wrong.body).error.code).toBe('invalid_signature');
+    expect(answers.noId.statusCode).toBe(400);
+    // Its own bundle: nothing imported from a chunk or a package beside it.
+    expect(readFileSync(bundle, 'utf8')).not.toMatch(/from\s*["']\.\.?\//);
+  });
 });
