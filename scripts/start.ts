@@ -41,47 +41,89 @@ try {
   process.exit(2);
 }
 
+// Ctrl-C is handled from the first moment: a signal Node has no listener for ends the process at once, before any
+// clean-up (osls offline, in a process group of its own, would be left running). One that comes while the stack
+// starts stops it as soon as it is up.
+type Stack = Awaited<ReturnType<typeof startLocalStack>>;
+let resolveStarted: (stack: Stack | undefined) => void = () => {};
+const started = {
+  promise: new Promise<Stack | undefined>((resolve) => {
+    resolveStarted = resolve;
+  }),
+  resolve: (stack: Stack | undefined) => resolveStarted(stack),
+};
+let stopping = false;
+let follow: NodeJS.Timeout | undefined;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  console.log(`\nforgebridge: ${signal}, stopping the local stack…`);
+  const stack = await started.promise;
+  try {
+    clearInterval(follow);
+    await stack?.stop();
+    rmSync(stateFile, { force: true });
+    console.log('forgebridge: stopped');
+    process.exit(0);
+  } catch (error) {
+    console.error('forgebridge: stop failed', error);
+    process.exit(1);
+  }
+}
+process.on('SIGINT', () => void shutdown('SIGINT'));
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
 const env = process.env;
-const started = Date.now();
+const startedAt = Date.now();
 console.log(
   'forgebridge: starting the local stack (DynamoDB Local, s3rver, oidc-provider, forge API, osls offline)…',
 );
-const stack = await startLocalStack({
-  webhookSecret: env.FORGEBRIDGE_WEBHOOK_SECRET || DEVELOPMENT_WEBHOOK_SECRET,
-  // A source's own list (a secret rotation): FORGEBRIDGE_WEBHOOK_SECRET_<NAME>, else the stack's convention.
-  sourceSecrets: Object.fromEntries(
-    LOCAL_SOURCES.flatMap(({ name }) => {
-      const value = env[sourceSecretEnv(name)];
-      return name !== 'default' && value ? [[name, value]] : [];
-    }),
-  ),
-  ports: {
-    http: await preferredPort(Number(env.FORGEBRIDGE_HTTP_PORT || 3000)),
-    eventBridge: await preferredPort(Number(env.FORGEBRIDGE_EVENTBRIDGE_PORT || 4010)),
-  },
-  logLevel: env.FORGEBRIDGE_LOG_LEVEL || 'INFO',
-  // GitHub's and GitLab's delivery-log stand-ins (two small servers here): FORGEBRIDGE_FORGE_STAND_INS=off leaves them out.
-  forgeStandIns: env.FORGEBRIDGE_FORGE_STAND_INS !== 'off',
-  // A log file followed from here, never a pipe: a reader falling behind would stall serverless-offline.
-  output: 'file',
-});
-
-// `forgebridge send`, `replay` and `dev` find each source here; `deliveries`, `show` and `replay` the delivery log.
-writeStateFile(stack, stateFile);
-
-const filter = createConsoleFilter(startOptions);
-const output = stack.logFile === undefined ? undefined : createLineReader(stack.logFile);
-function flush(): void {
-  for (const line of output?.lines() ?? []) {
-    const shown = filter(line);
-    if (shown !== undefined) process.stdout.write(`${shown}\n`);
-  }
+let stack: Stack;
+try {
+  stack = await startLocalStack({
+    webhookSecret: env.FORGEBRIDGE_WEBHOOK_SECRET || DEVELOPMENT_WEBHOOK_SECRET,
+    // A source's own list (a secret rotation): FORGEBRIDGE_WEBHOOK_SECRET_<NAME>, else the stack's convention.
+    sourceSecrets: Object.fromEntries(
+      LOCAL_SOURCES.flatMap(({ name }) => {
+        const value = env[sourceSecretEnv(name)];
+        return name !== 'default' && value ? [[name, value]] : [];
+      }),
+    ),
+    ports: {
+      http: await preferredPort(Number(env.FORGEBRIDGE_HTTP_PORT || 3000)),
+      eventBridge: await preferredPort(Number(env.FORGEBRIDGE_EVENTBRIDGE_PORT || 4010)),
+    },
+    logLevel: env.FORGEBRIDGE_LOG_LEVEL || 'INFO',
+    // GitHub's and GitLab's delivery-log stand-ins (two small servers here): FORGEBRIDGE_FORGE_STAND_INS=off leaves them out.
+    forgeStandIns: env.FORGEBRIDGE_FORGE_STAND_INS !== 'off',
+    // A log file followed from here, never a pipe: a reader falling behind would stall serverless-offline.
+    output: 'file',
+  });
+} catch (error) {
+  console.error('forgebridge: the local stack did not start:', error);
+  started.resolve(undefined);
+  process.exit(1);
 }
-// What osls offline printed while starting comes first, the summary last.
-flush();
+if (stopping) {
+  // Ctrl-C while it started: stop it now, without the banner.
+  started.resolve(stack);
+} else {
+  // `forgebridge send`, `replay` and `dev` find each source here; `deliveries`, `show` and `replay` the delivery log.
+  writeStateFile(stack, stateFile);
 
-console.log(`
-forgebridge local stack ready in ${((Date.now() - started) / 1000).toFixed(1)} s
+  const filter = createConsoleFilter(startOptions);
+  const output = stack.logFile === undefined ? undefined : createLineReader(stack.logFile);
+  function flush(): void {
+    for (const line of output?.lines() ?? []) {
+      const shown = filter(line);
+      if (shown !== undefined) process.stdout.write(`${shown}\n`);
+    }
+  }
+  // What osls offline printed while starting comes first, the summary last.
+  flush();
+
+  console.log(`
+forgebridge local stack ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s
 
   inspector        ${stack.inspectorUrl}   (live delivery log, replay, samples)
   webhook sources  each forge posts to its own URL, signed with its own secret (development only):
@@ -103,23 +145,6 @@ Send a signed sample delivery:   npx forgebridge send issues.opened
 Press Ctrl-C to stop everything.${startOptions.metrics ? "\nMetrics: shown as the functions print them (the retrier's queue line when it changes)." : ''}
 `);
 
-const follow = setInterval(flush, 200);
-
-let stopping = false;
-async function shutdown(signal: string): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  clearInterval(follow);
-  console.log(`\nforgebridge: ${signal}, stopping the local stack…`);
-  try {
-    await stack.stop();
-    rmSync(stateFile, { force: true });
-    console.log('forgebridge: stopped');
-    process.exit(0);
-  } catch (error) {
-    console.error('forgebridge: stop failed', error);
-    process.exit(1);
-  }
+  follow = setInterval(flush, 200);
+  started.resolve(stack);
 }
-process.on('SIGINT', () => void shutdown('SIGINT'));
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
