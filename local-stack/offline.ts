@@ -6,11 +6,10 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildFunctions } from './function-build.js';
-import { freePort } from './ports.js';
+import { accepts, freePort } from './ports.js';
 import { watchdog } from './watchdog.js';
 
 const root = new URL('../', import.meta.url).pathname;
@@ -54,17 +53,6 @@ export interface Offline {
   /** The last `lines` lines of the log file (empty with `output: 'inherit'`). */
   logTail(lines?: number): string;
   stop(): Promise<void>;
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }
 
 async function choosePorts(given: Partial<OfflinePorts>): Promise<OfflinePorts> {

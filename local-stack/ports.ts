@@ -2,7 +2,7 @@
  * Ports for the local servers: every one of them binds 127.0.0.1 only.
  */
 import { once } from 'node:events';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 
 /**
  * A free port on 127.0.0.1 (listen on port 0, read it, close).
@@ -21,4 +21,16 @@ export async function freePort(): Promise<number> {
   const port = typeof address === 'object' && address !== null ? address.port : 0;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
+}
+
+/** Whether something accepts a TCP connection on 127.0.0.1:`port` now. */
+export function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
 }

@@ -3,25 +3,14 @@
 // terminal's signal does not reach) and exits 0.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { accepts } from '../../../local-stack/ports.js';
 
 const root = new URL('../../../', import.meta.url).pathname;
 const home = mkdtempSync(join(tmpdir(), 'forgebridge-start-script-'));
 afterAll(() => rmSync(home, { recursive: true, force: true }));
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
 
 /** Starts the script; `signalWhen` sends Ctrl-C to its group as soon as the output matches. */
 function start(name: string, signalWhen: RegExp) {
