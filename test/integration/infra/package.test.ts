@@ -1000,4 +1000,51 @@ describe('osls package: a function as it is deployed', () => {
     // Its own bundle: nothing imported from a chunk or a package beside it.
     expect(readFileSync(bundle, 'utf8')).not.toMatch(/from\s*["']\.\.?\//);
   });
+
+  it('loads every packaged function alone, each from its own zip, with the environment the template gives it', async () => {
+    const loaded: Record<string, string> = {};
+    for (const [key, definition] of Object.entries(printed.default)) {
+      const resource = functionNamed(key);
+      const unpacked = join(dir, `unpacked-${key}`);
+      await run('python3', ['-m', 'zipfile', '-e', join(dir, `out/${key}.zip`), unpacked]);
+      const [module, exported] = [
+        definition.handler.slice(0, definition.handler.lastIndexOf('.')),
+        definition.handler.slice(definition.handler.lastIndexOf('.') + 1),
+      ];
+      const bundle = join(unpacked, `${module}.mjs`);
+      // A reference to another resource (a table, the bus) is a name once deployed: any name does here.
+      const variables = Object.fromEntries(
+        Object.entries(
+          ((resource.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)
+            ?.Variables ?? {}) as Record<string, unknown>,
+        ).map(([name, value]) => [
+          name,
+          typeof value === 'string' ? value : `deployed-${name.toLowerCase()}`,
+        ]),
+      );
+      const { stdout } = await run(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `const m = await import(${JSON.stringify(pathToFileURL(bundle).href)}); console.log(typeof m[${JSON.stringify(exported)}]);`,
+        ],
+        {
+          cwd: unpacked,
+          env: {
+            PATH: process.env.PATH,
+            AWS_REGION: 'us-east-1',
+            AWS_ACCESS_KEY_ID: 'package-test',
+            AWS_SECRET_ACCESS_KEY: 'package-test',
+            AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
+            ...variables,
+          },
+          timeout: 30_000,
+        },
+      );
+      loaded[key] = stdout.trim().split('\n').at(-1) ?? '';
+    }
+    expect(Object.keys(loaded).length).toBeGreaterThanOrEqual(9);
+    expect(loaded).toEqual(Object.fromEntries(Object.keys(loaded).map((key) => [key, 'function'])));
+  });
 });
