@@ -8,7 +8,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildFunctions } from './function-build.js';
+import { buildFunctions, type WatchedBuild, watchFunctions } from './function-build.js';
 import { accepts, freePort } from './ports.js';
 import { watchdog } from './watchdog.js';
 
@@ -42,6 +42,11 @@ export interface OfflineOptions {
   output?: 'inherit' | 'file';
   /** How long to wait for both servers. Default 90 s. */
   readyTimeoutMs?: number;
+  /**
+   * Rebuild the functions on every change of their code, and have serverless-offline load them anew (`npm start`).
+   * `onRebuild` hears of each rebuild, with esbuild's messages when it failed. Default: built once.
+   */
+  watch?: { onRebuild?: (result: { errors: string[] }) => void } | undefined;
 }
 
 /** A running `osls offline start`. */
@@ -104,8 +109,17 @@ export async function startOffline(options: OfflineOptions): Promise<Offline> {
   // A build folder of its own: another run's clean-up must not delete the bundles this one serves. The build
   // runs beside osls's own start: serverless-offline loads a handler only when it is first invoked.
   const workFolder = `.esbuild/offline-${process.pid}-${randomBytes(4).toString('hex')}`;
-  const build: { done: boolean; error?: Error } = { done: false };
-  const building = buildFunctions(join(root, workFolder)).then(
+  const buildFolder = join(root, workFolder);
+  // Before osls starts: its reload plugin watches this folder from its start.
+  mkdirSync(buildFolder, { recursive: true });
+  const build: { done: boolean; error?: Error; watched?: WatchedBuild } = { done: false };
+  const building = (
+    options.watch === undefined
+      ? buildFunctions(buildFolder)
+      : watchFunctions({ outdir: buildFolder }, options.watch.onRebuild).then((watched) => {
+          build.watched = watched;
+        })
+  ).then(
     () => {
       build.done = true;
     },
@@ -183,7 +197,8 @@ export async function startOffline(options: OfflineOptions): Promise<Offline> {
     await stopChild(child);
     guard?.kill('SIGKILL');
     await building;
-    rmSync(join(root, workFolder), { recursive: true, force: true });
+    await build.watched?.stop();
+    rmSync(buildFolder, { recursive: true, force: true });
     throw error;
   }
 
@@ -194,9 +209,10 @@ export async function startOffline(options: OfflineOptions): Promise<Offline> {
     logTail,
     async stop() {
       process.removeListener('exit', killOnExit);
+      await build.watched?.stop();
       await stopChild(child);
       guard?.kill('SIGKILL');
-      rmSync(join(root, workFolder), { recursive: true, force: true });
+      rmSync(buildFolder, { recursive: true, force: true });
     },
   };
 }

@@ -20,7 +20,7 @@ import { type ForgeApi, startForgeApi } from './forge-api.js';
 import { type ForgeStandIns, startForgeStandIns } from './forge-stand-ins.js';
 import { createFunctionLogReader, type FunctionLogRecord } from './function-logs.js';
 import { startInspector } from './inspector/server.js';
-import { type Offline, type OfflinePorts, startOffline } from './offline.js';
+import { type Offline, type OfflineOptions, type OfflinePorts, startOffline } from './offline.js';
 import { freePort } from './ports.js';
 import { type LocalS3, startS3 } from './s3.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
@@ -84,6 +84,11 @@ export interface LocalStackOptions {
   redriveIntervalMs?: number;
   /** Where `osls offline`'s output goes: this terminal (`'inherit'`) or a log file (`'file'`, the default). */
   output?: 'inherit' | 'file';
+  /**
+   * Rebuild the functions on every change of their code, and serve the new build from the next invocation on
+   * (`npm start`; see `startOffline`'s `watch`). Default: built once.
+   */
+  watch?: OfflineOptions['watch'];
   /**
    * Run the GitHub and GitLab delivery-log stand-ins (local-stack/forge-stand-ins.ts), delivering into the
    * `github` and `gitlab` sources, which then name their `hook`: the reconciler reads them. Default off.
@@ -308,6 +313,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         home: join(home, 'home'),
         ports: { ...options.ports, eventBridge: eventBridgePort },
         output: options.output ?? 'file',
+        watch: options.watch,
       }).then((started: Offline) => {
         stops.push(() => started.stop());
         return started;

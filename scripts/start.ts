@@ -98,6 +98,17 @@ try {
     forgeStandIns: env.FORGEBRIDGE_FORGE_STAND_INS !== 'off',
     // A log file followed from here, never a pipe: a reader falling behind would stall serverless-offline.
     output: 'file',
+    // Edit a function or lib/ while it runs: the functions are rebuilt, and the next invocation runs the new code.
+    watch: {
+      onRebuild: ({ errors }) => {
+        if (errors.length === 0)
+          console.log('forgebridge: functions rebuilt; the next invocation runs the new code');
+        else
+          console.error(
+            `forgebridge: the functions did not build (the previous build still runs):\n  ${errors.join('\n  ')}`,
+          );
+      },
+    },
   });
 } catch (error) {
   console.error('forgebridge: the local stack did not start:', error);
