@@ -954,6 +954,15 @@ describe('osls package: alarms, their topic and the dashboard', () => {
   }, 150_000);
 });
 
+/** A packaged bundle's process: a region and credentials, and every AWS endpoint a closed loopback port. */
+const BUNDLE_ENV = {
+  PATH: process.env.PATH,
+  AWS_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'package-test',
+  AWS_SECRET_ACCESS_KEY: 'package-test',
+  AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
+};
+
 describe('osls package: a function as it is deployed', () => {
   it('runs the packaged ingest (its own minified bundle, unzipped) as Lambda would: 401 for a wrong signature, 400 without a delivery id', async () => {
     const unpacked = join(dir, 'ingest-unpacked');
@@ -976,11 +985,7 @@ describe('osls package: a function as it is deployed', () => {
     const { stdout } = await run(process.execPath, ['--input-type=module', '-e', runner], {
       cwd: unpacked,
       env: {
-        PATH: process.env.PATH,
-        AWS_REGION: 'us-east-1',
-        AWS_ACCESS_KEY_ID: 'package-test',
-        AWS_SECRET_ACCESS_KEY: 'package-test',
-        AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
+        ...BUNDLE_ENV,
         IS_OFFLINE: 'true',
         FORGEBRIDGE_FORGE: 'github',
         FORGEBRIDGE_BUS_NAME: 'bus',
@@ -1032,11 +1037,7 @@ describe('osls package: a function as it is deployed', () => {
         {
           cwd: unpacked,
           env: {
-            PATH: process.env.PATH,
-            AWS_REGION: 'us-east-1',
-            AWS_ACCESS_KEY_ID: 'package-test',
-            AWS_SECRET_ACCESS_KEY: 'package-test',
-            AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
+            ...BUNDLE_ENV,
             ...variables,
           },
           timeout: 30_000,
