@@ -47,5 +47,4 @@ class OfflineReload {
   }
 }
 
-OfflineReload.STAMP = STAMP;
 module.exports = OfflineReload;

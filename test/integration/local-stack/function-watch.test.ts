@@ -1,22 +1,12 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { REBUILT_STAMP, watchFunctions } from '../../../local-stack/function-build.js';
 
 const project = mkdtempSync(join(tmpdir(), 'forgebridge-function-watch-'));
 const outdir = join(project, 'build');
 afterAll(() => rmSync(project, { recursive: true, force: true }));
-
-async function until<T>(check: () => T | undefined, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe('watchFunctions', () => {
   it('rebuilds on a change of a file the build read, touches the stamp, and reports a failed rebuild without losing the last build', {
@@ -37,14 +27,20 @@ describe('watchFunctions', () => {
       expect(rebuilds).toEqual([]);
 
       writeFileSync(join(project, 'answer.ts'), 'export const answer: string = "second";\n');
-      await until(() => (rebuilds.length >= 1 ? true : undefined));
+      await vi.waitFor(() => expect(rebuilds.length).toBeGreaterThanOrEqual(1), {
+        timeout: 15_000,
+        interval: 50,
+      });
       expect(rebuilds[0]).toEqual({ errors: [] });
       // One entry: all of it is in the handler's file.
       expect(built()).toContain('"second"');
       expect(readFileSync(join(outdir, REBUILT_STAMP), 'utf8')).toMatch(/^\d+\n$/);
 
       writeFileSync(join(project, 'answer.ts'), 'export const answer: string = ;\n');
-      await until(() => (rebuilds.length >= 2 ? true : undefined));
+      await vi.waitFor(() => expect(rebuilds.length).toBeGreaterThanOrEqual(2), {
+        timeout: 15_000,
+        interval: 50,
+      });
       expect(rebuilds[1]?.errors.length).toBeGreaterThan(0);
       expect(rebuilds[1]?.errors.join(' ')).toMatch(/Unexpected/);
       expect(built()).toContain('"second"');

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 
 const watchdogModule = new URL('../../../local-stack/watchdog.ts', import.meta.url).href;
 
@@ -12,15 +12,6 @@ function alive(id: number): boolean {
   } catch {
     return false;
   }
-}
-
-async function until(check: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return check();
 }
 
 /**
@@ -55,14 +46,14 @@ describe('watchdog', () => {
   }, async () => {
     const pid = await orphanedGroup(true);
     // The guard polls every second.
-    expect(await until(() => !alive(-pid), 5_000)).toBe(true);
+    await vi.waitFor(() => expect(alive(-pid)).toBe(false), { timeout: 5_000, interval: 100 });
   });
 
   it('without group, kills the one process and leaves the rest of its group', {
     timeout: 20_000,
   }, async () => {
     const pid = await orphanedGroup(false);
-    expect(await until(() => !alive(pid), 5_000)).toBe(true);
+    await vi.waitFor(() => expect(alive(pid)).toBe(false), { timeout: 5_000, interval: 100 });
     // The sh's own `sleep 60` children are left: only the group kill reaches them.
     expect(alive(-pid)).toBe(true);
     process.kill(-pid, 'SIGKILL');
