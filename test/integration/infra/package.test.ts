@@ -407,6 +407,7 @@ describe('osls package (offline, no credentials)', () => {
     );
     expect(grants('RedriveIamRoleLambdaExecution')).toEqual(
       [
+        'dynamodb:BatchGetItem',
         'dynamodb:DeleteItem',
         'dynamodb:GetItem',
         'dynamodb:PutItem',
