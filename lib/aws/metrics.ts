@@ -10,6 +10,8 @@ export const MetricNames = {
   bodyBytes: 'BodyBytes',
   queueDepth: 'QueueDepth',
   queueOldestAgeSeconds: 'QueueOldestAgeSeconds',
+  /** 1 on a retrier run that could not read the queue's depth and age: a blind queue is itself an alarm. */
+  queueStatsFailed: 'QueueStatsFailed',
   redrivePublished: 'RedrivePublished',
   deadLettered: 'DeadLettered',
   subscriberOutcome: 'SubscriberOutcome',
@@ -48,6 +50,8 @@ export interface QueueMetric {
   /** Left out when the queue could not be read. */
   depth?: number | undefined;
   oldestAgeSeconds?: number | undefined;
+  /** The queue's depth and age could not be read (denied, throttled): `QueueStatsFailed` 1 stands in for them. */
+  statsFailed?: boolean | undefined;
   published: number;
   deadLettered: number;
 }
@@ -108,12 +112,17 @@ export class ForgebridgeMetrics {
     this.#metrics.publishStoredMetrics();
   }
 
-  /** `QueueDepth`, `QueueOldestAgeSeconds`, `RedrivePublished` and `DeadLettered` of one run: one line. */
+  /**
+   * `QueueDepth` and `QueueOldestAgeSeconds` (or `QueueStatsFailed` when they could not be read), `RedrivePublished`
+   * and `DeadLettered` of one run: one line.
+   */
   queue(metric: QueueMetric): void {
     if (metric.depth !== undefined)
       this.#metrics.addMetric(MetricNames.queueDepth, MetricUnit.Count, metric.depth);
     if (metric.oldestAgeSeconds !== undefined)
       this.#metrics.addMetric(MetricNames.queueOldestAgeSeconds, MetricUnit.Seconds, metric.oldestAgeSeconds);
+    if (metric.statsFailed === true)
+      this.#metrics.addMetric(MetricNames.queueStatsFailed, MetricUnit.Count, 1);
     this.#metrics.addMetric(MetricNames.redrivePublished, MetricUnit.Count, metric.published);
     this.#metrics.addMetric(MetricNames.deadLettered, MetricUnit.Count, metric.deadLettered);
     this.#metrics.publishStoredMetrics();

@@ -21,6 +21,11 @@ export interface TableFaults {
   operations?: readonly string[];
   /** Other rates for the items whose key starts with a prefix (the first prefix that matches wins). */
   byKeyPrefix?: Record<string, Pick<TableFaults, 'throttleRate' | 'http500Rate' | 'lostReplyRate'>>;
+  /**
+   * Operations answered 400 `AccessDeniedException` every time, not forwarded: what DynamoDB answers a role whose
+   * policy lacks the action (DynamoDB Local checks no IAM).
+   */
+  denied?: readonly string[];
 }
 
 /** What the proxy saw. */
@@ -32,6 +37,8 @@ export interface TableStats {
   throttled: number;
   http500: number;
   lostReplies: number;
+  /** Requests answered `AccessDeniedException`. */
+  denied: number;
 }
 
 /** A running fault-injecting DynamoDB proxy. */
@@ -50,7 +57,7 @@ export interface FaultDynamoDb {
 const WRITES = ['PutItem', 'UpdateItem', 'DeleteItem'] as const;
 
 function emptyStats(): TableStats {
-  return { operations: {}, writesByKey: new Map(), throttled: 0, http500: 0, lostReplies: 0 };
+  return { operations: {}, writesByKey: new Map(), throttled: 0, http500: 0, lostReplies: 0, denied: 0 };
 }
 
 /** The partition key value of a single-item request (`Item.pk.S` or `Key.pk.S`). */
@@ -68,6 +75,14 @@ function fail(res: ServerResponse, status: number, type: string, message: string
   answerJson(res, status, 'application/x-amz-json-1.0', {
     __type: `com.amazonaws.dynamodb.v20120810#${type}`,
     message,
+  });
+}
+
+/** DynamoDB's answer to a call the caller's identity policy does not allow (the IAM refusal's own type and wording). */
+function deny(res: ServerResponse, operation: string): void {
+  answerJson(res, 400, 'application/x-amz-json-1.0', {
+    __type: 'com.amazon.coral.service#AccessDeniedException',
+    Message: `User: arn:aws:sts::000000000000:assumed-role/forgebridge-faults/function is not authorized to perform: dynamodb:${operation} on resource: arn:aws:dynamodb:us-east-1:000000000000:table/faults because no identity-based policy allows the dynamodb:${operation} action`,
   });
 }
 
@@ -102,6 +117,7 @@ export async function startFaultDynamoDb(options: {
   function normalise(given: TableFaults) {
     return {
       ...rates(given),
+      denied: new Set<string>(given.denied ?? []),
       operations: new Set<string>(given.operations ?? WRITES),
       byKeyPrefix: Object.entries(given.byKeyPrefix ?? {}).map(([prefix, other]) => ({
         prefix,
@@ -142,6 +158,11 @@ export async function startFaultDynamoDb(options: {
   const handle = (req: IncomingMessage, res: ServerResponse, raw: Buffer) => {
     const operation = String(req.headers['x-amz-target'] ?? '').split('.')[1] ?? '';
     stats.operations[operation] = (stats.operations[operation] ?? 0) + 1;
+    if (faults.denied.has(operation)) {
+      stats.denied += 1;
+      deny(res, operation);
+      return;
+    }
     if (!faults.operations.has(operation)) {
       forward(req, res, raw, false);
       return;

@@ -81,14 +81,21 @@ export function createRedriveHandler(options: RedriveHandlerOptions = {}) {
       remainingMs: () => context.getRemainingTimeInMillis(),
     });
     if (metrics !== undefined) {
-      // What is left after the run, on every run: an empty queue reports 0, never nothing.
+      // What is left after the run, on every run: an empty queue reports 0, never nothing. A queue that cannot be
+      // read (BatchGetItem denied, throttled) reports QueueStatsFailed instead: without it the age alarm, which
+      // reads missing data as fine, would stay OK while deliveries wait.
       let left: { depth: number; oldestAgeSeconds: number } | undefined;
       try {
         left = await queue.stats();
       } catch (error) {
         logger.warn('queue depth not read', { errorCode: errorCode(error) });
       }
-      metrics.queue({ ...left, published: report.published, deadLettered: report.dead });
+      metrics.queue({
+        ...left,
+        statsFailed: left === undefined,
+        published: report.published,
+        deadLettered: report.dead,
+      });
     }
     return report;
   };

@@ -191,7 +191,8 @@ export class DeliveryQueue {
   /**
    * What waits in the queue now, due or not (dead-lettered records left it): how many records, and the age of
    * the oldest one in seconds (0 when empty). Pages through the index's keys, then reads `queuedAt` of the first
-   * `sampleSize` (default 1000) records by due time: an empty queue costs one Query.
+   * `sampleSize` (default 1000) records by due time: an empty queue costs one Query. Rejects when they cannot be
+   * read, the SDK's error as it came, or a {@link QueueError} when BatchGetItem kept leaving keys unprocessed.
    */
   async stats(sampleSize = 1_000): Promise<{ depth: number; oldestAgeSeconds: number }> {
     const keys: string[] = [];
@@ -231,6 +232,10 @@ export class DeliveryQueue {
           if (typeof item.queuedAt === 'number') oldest = Math.min(oldest, item.queuedAt);
         }
         request = (UnprocessedKeys ?? {}) as typeof request;
+      }
+      // An age read from part of the records may be younger than the oldest one: no figure rather than a wrong one.
+      if (Object.keys(request).length > 0) {
+        throw new QueueError('queue stats incomplete: keys still unprocessed after 5 BatchGetItem rounds');
       }
     }
     const oldestAgeSeconds = Number.isFinite(oldest)

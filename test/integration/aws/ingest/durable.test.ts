@@ -4,13 +4,23 @@
 // when the bus is back, also with two runs at once; past the maximum age a delivery is dead-lettered.
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeliveryQueue, EventPublisher, type LoggerLike, redriveQueue } from '../../../../lib/aws/index.js';
+import {
+  createRedriveHandler,
+  DeliveryQueue,
+  EventPublisher,
+  type LoggerLike,
+  MetricNames,
+  redriveQueue,
+} from '../../../../lib/aws/index.js';
+import { localClientConfig } from '../../../../local-stack/dynamodb.js';
 import { signedDelivery, testIngest } from '../../../helpers/aws-delivery.js';
 import { useDynamoDbLocal } from '../../../helpers/aws-local.js';
+import { startFaultDynamoDb } from '../../../helpers/fault-dynamodb.js';
 import { recordingLogger } from '../../../helpers/recording-logger.js';
 
 const ddb = useDynamoDbLocal();
@@ -54,14 +64,22 @@ afterAll(async () => {
 
 const context = { getRemainingTimeInMillis: () => 20_000 } as Context;
 
-function publisher() {
-  const eventBridge = new EventBridgeClient({
+function publisherClient() {
+  return new EventBridgeClient({
     endpoint: busUrl,
     region: 'us-east-1',
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     maxAttempts: 1,
   });
-  return new EventPublisher({ eventBridge, eventBusName: 'forge', budgetMs: 300, baseDelayMs: 20 });
+}
+
+function publisher() {
+  return new EventPublisher({
+    eventBridge: publisherClient(),
+    eventBusName: 'forge',
+    budgetMs: 300,
+    baseDelayMs: 20,
+  });
 }
 
 function ingest(tableName: string) {
@@ -242,5 +260,88 @@ describe('the durable ingest with DynamoDB Local and a bus that is down, then ba
 
     expect(count(bus.received)).toEqual({ 'd-amb-redelivery-first': 1, 'd-amb-retrier-first': 1 });
     expect(await dueKeys(dedupe)).toEqual([]);
+  });
+});
+
+/** The JSON lines the process printed on stdout while `run` ran (Powertools Metrics prints its EMF lines there). */
+async function stdoutLines(run: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
+  const chunks: string[] = [];
+  const write = process.stdout.write;
+  process.stdout.write = ((chunk: unknown, ...rest: unknown[]) => {
+    chunks.push(String(chunk));
+    return (write as (...args: unknown[]) => boolean).call(process.stdout, chunk, ...rest);
+  }) as typeof process.stdout.write;
+  try {
+    await run();
+  } finally {
+    process.stdout.write = write;
+  }
+  return chunks
+    .join('')
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+describe('the retrier handler on a table whose BatchGetItem it may not call', () => {
+  it('prints QueueStatsFailed in place of the depth and age, warns with the code, and still publishes what is due', async () => {
+    const { dedupe } = await ddb.tables();
+    // DynamoDB Local checks no IAM: a proxy answers BatchGetItem as AWS answers a role without the action.
+    const table = await startFaultDynamoDb({ target: ddb.endpoint, faults: { denied: ['BatchGetItem'] } });
+    const dynamodb = new DynamoDBClient(localClientConfig(table.url));
+    try {
+      const queue = new DeliveryQueue({ client: ddb.client(), tableName: dedupe });
+      for (const id of ['d-stats-due', 'd-stats-later']) {
+        const rawBody = Buffer.from(JSON.stringify({ action: 'opened', issue: { id } }));
+        const payload = JSON.parse(rawBody.toString('utf8')) as unknown;
+        expect(await queue.enqueue({ id, name: 'issues', action: 'opened', payload, rawBody })).toBe(
+          'queued',
+        );
+      }
+      // Held by another run for 10 minutes: still waiting (stats reads it), not due now.
+      expect(await queue.lease('queue#d-stats-later', 600_000)).toMatchObject({ delivery: 'd-stats-later' });
+      bus.down = false;
+      bus.received.length = 0;
+      const { logger, lines } = recordingLogger();
+      const handler = createRedriveHandler({
+        env: {
+          FORGEBRIDGE_BUS_NAME: 'forge',
+          FORGEBRIDGE_DEDUPE_TABLE: dedupe,
+          FORGEBRIDGE_METRIC_NAMESPACE: 'forgebridge/it',
+          POWERTOOLS_SERVICE_NAME: 'forgebridge',
+        },
+        clients: { dynamodb, eventBridge: publisherClient() },
+        logger,
+      });
+
+      const printed = await stdoutLines(() => handler({}, context));
+
+      expect(bus.received).toEqual(['d-stats-due']);
+      expect(table.stats.denied).toBe(1);
+      const emf = printed.filter((line) => MetricNames.redrivePublished in line);
+      expect(emf).toHaveLength(1);
+      expect(emf[0]).toMatchObject({
+        service: 'forgebridge',
+        [MetricNames.queueStatsFailed]: 1,
+        [MetricNames.redrivePublished]: 1,
+        _aws: {
+          CloudWatchMetrics: [
+            {
+              Namespace: 'forgebridge/it',
+              Dimensions: [['service']],
+              Metrics: expect.arrayContaining([{ Name: MetricNames.queueStatsFailed, Unit: 'Count' }]),
+            },
+          ],
+        },
+      });
+      expect(emf[0]).not.toHaveProperty(MetricNames.queueDepth);
+      expect(emf[0]).not.toHaveProperty(MetricNames.queueOldestAgeSeconds);
+      expect(lines.filter((line) => line.level === 'warn')).toEqual([
+        { level: 'warn', message: 'queue depth not read', fields: { errorCode: 'AccessDeniedException' } },
+      ]);
+    } finally {
+      dynamodb.destroy();
+      await table.close();
+    }
   });
 });

@@ -347,6 +347,43 @@ describe('the retrier', () => {
       metrics: { DeadLetteredDeliveries: { unit: 'Count', value: 1 } },
     });
   });
+
+  it('prints QueueStatsFailed instead of the depth and age when the queue cannot be read, and still publishes', async () => {
+    const handler = createRedriveHandler({
+      env: ENV,
+      clients: { dynamodb: new DynamoDBClient(region), eventBridge: new EventBridgeClient(region) },
+    });
+    documents.on(DeleteCommand).resolves({});
+    documents.on(GetCommand).resolves({});
+    documents.on(QueryCommand, due).resolves({ Items: [{ pk: 'queue#r-5' }] });
+    documents.on(UpdateCommand, { Key: { pk: 'queue#r-5' } }).resolves({ Attributes: record('r-5', 30) });
+    documents.on(QueryCommand, waiting).resolves({ Items: [{ pk: 'queue#r-6' }], Count: 1 });
+    // The role without dynamodb:BatchGetItem (issue 26): AWS answers AccessDeniedException.
+    documents.on(BatchGetCommand).rejects(
+      Object.assign(new Error('User: arn:aws:sts::123456789012:assumed-role/redrive is not authorized'), {
+        name: 'AccessDeniedException',
+        $metadata: { httpStatusCode: 400 },
+      }),
+    );
+    const lines = await stdoutOf(() => handler({}, lambdaContext()));
+
+    expect(events.commandCalls(PutEventsCommand)).toHaveLength(1);
+    expect(emfLines(lines).filter((emf) => 'RedrivePublished' in emf.metrics)).toEqual([
+      {
+        namespace: NAMESPACE,
+        dimensions: { service: 'forgebridge' },
+        metrics: {
+          QueueStatsFailed: { unit: 'Count', value: 1 },
+          RedrivePublished: { unit: 'Count', value: 1 },
+          DeadLettered: { unit: 'Count', value: 0 },
+        },
+      },
+    ]);
+    const warning = logLines(lines).find((line) => line.message === 'queue depth not read');
+    expect(warning).toMatchObject({ level: 'WARN', errorCode: 'AccessDeniedException' });
+    // The error's code only: its message (the caller's role and account) stays out of the line.
+    expect(JSON.stringify(warning)).not.toMatch(/assumed-role|123456789012|not authorized/);
+  });
 });
 
 describe('a subscriber', () => {

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import {
+  BatchGetCommand,
   DeleteCommand,
   DynamoDBDocumentClient,
   GetCommand,
@@ -136,6 +137,41 @@ describe('DeliveryQueue', () => {
     expect(await queue().lease('queue#a', 60_000)).toBeUndefined();
     documents.on(UpdateCommand).rejects(new Error('down'));
     await expect(queue().lease('queue#a', 60_000)).rejects.toThrow('down');
+  });
+
+  it('reads the depth and oldest age, asking again for keys BatchGetItem left unprocessed', async () => {
+    documents.on(QueryCommand).resolves({ Items: [{ pk: 'queue#a' }, { pk: 'queue#b' }], Count: 2 });
+    documents
+      .on(BatchGetCommand)
+      .resolvesOnce({
+        Responses: { dedupe: [{ queuedAt: Date.now() - 5_000 }] },
+        UnprocessedKeys: { dedupe: { Keys: [{ pk: 'queue#b' }], ProjectionExpression: 'queuedAt' } },
+      })
+      .resolves({ Responses: { dedupe: [{ queuedAt: Date.now() - 90_000 }] } });
+    expect(await queue().stats()).toEqual({ depth: 2, oldestAgeSeconds: 90 });
+    expect(documents.commandCalls(BatchGetCommand)[1]?.args[0].input.RequestItems).toEqual({
+      dedupe: { Keys: [{ pk: 'queue#b' }], ProjectionExpression: 'queuedAt' },
+    });
+  });
+
+  it('refuses to report an age when BatchGetItem keeps leaving keys unprocessed, and passes its errors on', async () => {
+    documents.on(QueryCommand).resolves({ Items: [{ pk: 'queue#a' }], Count: 1 });
+    documents.on(BatchGetCommand).resolves({
+      Responses: { dedupe: [] },
+      UnprocessedKeys: { dedupe: { Keys: [{ pk: 'queue#a' }], ProjectionExpression: 'queuedAt' } },
+    });
+    const error = await queue()
+      .stats()
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(QueueError);
+    expect(error).toMatchObject({
+      code: 'queue_failed',
+      message: 'queue stats incomplete: keys still unprocessed after 5 BatchGetItem rounds',
+    });
+    expect(documents.commandCalls(BatchGetCommand)).toHaveLength(5);
+    const denied = Object.assign(new Error('not authorized'), { name: 'AccessDeniedException' });
+    documents.on(BatchGetCommand).rejects(denied);
+    await expect(queue().stats()).rejects.toBe(denied);
   });
 
   it('loads a claim-checked body and refuses one whose digest does not match', async () => {
