@@ -1,7 +1,9 @@
-// What infra/alarms.yml cannot write by hand: the alarm settings read (and checked) from the environment, the
-// alarms that depend on the configuration (one "no delivery" alarm per webhook source when
-// FORGEBRIDGE_ALARM_QUIET_HOURS is set, one error alarm per subscriber function) and the CloudWatch dashboard.
+// What infra/alarms.yml cannot write by hand: the alarms that depend on the configuration (one "no delivery" alarm
+// per webhook source when FORGEBRIDGE_ALARM_QUIET_HOURS is set, one error alarm per subscriber function and per
+// scheduled function) and the CloudWatch dashboard. The settings come checked from infra/config.cjs.
 // The metric names, units and dimensions are the contract in docs/operations.md ("Metrics").
+const { load } = require('./config.cjs');
+
 const METRICS = {
   deliveries: 'Deliveries',
   ingestDuration: 'IngestDuration',
@@ -18,59 +20,6 @@ const METRICS = {
 };
 // The outcomes of a verified delivery: the forge sent it and it was signed with the source's secret.
 const ARRIVED = ['published', 'queued', 'duplicate', 'in_progress', 'failed'];
-const SOURCE_NAME = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-
-/** A whole number from the environment, `fallback` when unset or empty; a clear error otherwise. */
-function wholeNumber(env, name, fallback, { min = 0, max = Number.MAX_SAFE_INTEGER } = {}) {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new TypeError(`environment variable "${name}" must be a whole number from ${min} to ${max}`);
-  }
-  return value;
-}
-
-/** The alarm settings (docs/operations.md, "Alarms"), each from its environment variable. */
-function readSettings(env) {
-  const email = (env.FORGEBRIDGE_ALARM_EMAIL ?? '').trim();
-  if (email !== '' && !EMAIL.test(email)) {
-    throw new TypeError('environment variable "FORGEBRIDGE_ALARM_EMAIL" must be one email address');
-  }
-  return {
-    email,
-    // A window of 1 hour or longer (an alarm evaluates at most one day); 0 or unset turns the alarm off.
-    quietHours: wholeNumber(env, 'FORGEBRIDGE_ALARM_QUIET_HOURS', 0, { max: 24 }),
-    signatureFailures: wholeNumber(env, 'FORGEBRIDGE_ALARM_SIGNATURE_FAILURES', 5),
-    ingest5xx: wholeNumber(env, 'FORGEBRIDGE_ALARM_INGEST_5XX', 0),
-    queueAgeSeconds: wholeNumber(env, 'FORGEBRIDGE_ALARM_QUEUE_AGE_SECONDS', 900, { min: 60 }),
-    subscriberErrors: wholeNumber(env, 'FORGEBRIDGE_ALARM_SUBSCRIBER_ERRORS', 0),
-    failedAtForge: wholeNumber(env, 'FORGEBRIDGE_ALARM_FAILED_AT_FORGE', 0),
-  };
-}
-
-/** The names of the webhook sources, as the ingest puts them in the `Source` dimension. */
-function sourceNames(env) {
-  const raw = env.FORGEBRIDGE_WEBHOOK_SOURCES;
-  if (raw === undefined || raw === '') return ['default'];
-  let list;
-  try {
-    list = JSON.parse(raw);
-  } catch {
-    list = undefined;
-  }
-  if (!Array.isArray(list) || list.length === 0) {
-    throw new TypeError('environment variable "FORGEBRIDGE_WEBHOOK_SOURCES" must be a non-empty json array');
-  }
-  return list.map((source, index) => {
-    const name = source === null || typeof source !== 'object' ? undefined : source.name;
-    if (typeof name !== 'string' || !SOURCE_NAME.test(name)) {
-      throw new TypeError(`"FORGEBRIDGE_WEBHOOK_SOURCES[${index}].name" must be a source name`);
-    }
-    return name;
-  });
-}
 
 /** `gitlab-acme` -> `GitlabAcme`: a source name as part of a logical id. */
 function pascal(name) {
@@ -89,6 +38,14 @@ function functionLogicalId(name) {
 function subscriberNames(functions) {
   return Object.entries(functions ?? {})
     .filter(([, fn]) => (fn?.events ?? []).some((event) => event?.eventBridge !== undefined))
+    .map(([name]) => name)
+    .sort();
+}
+
+/** Every function a schedule runs: the retrier, the reconciler, the token refresh. */
+function scheduledNames(functions) {
+  return Object.entries(functions ?? {})
+    .filter(([, fn]) => (fn?.events ?? []).some((event) => event?.schedule !== undefined))
     .map(([name]) => name)
     .sort();
 }
@@ -139,22 +96,25 @@ function quietAlarm(context, source) {
   };
 }
 
-function subscriberErrorsAlarm(context, name) {
+/** A function's `Errors` above a threshold: a subscriber's over 5 minutes, a scheduled function's over 15. */
+function errorsAlarm(context, name, { scheduled }) {
   const { settings, prefix } = context;
   return {
     Type: 'AWS::CloudWatch::Alarm',
     Properties: {
-      AlarmName: `${prefix}-subscriber-errors-${name}`,
-      AlarmDescription: `The subscriber ${name} failed more than ${settings.subscriberErrors} time(s) in 5 minutes (docs/operations.md, "Subscriber errors")`,
+      AlarmName: scheduled ? `${prefix}-errors-${name}` : `${prefix}-subscriber-errors-${name}`,
+      AlarmDescription: scheduled
+        ? `The scheduled function ${name} failed (a crash, a timeout or a run that threw) in 15 minutes (docs/operations.md, "Scheduled function errors")`
+        : `The subscriber ${name} failed more than ${settings.subscriberErrors} time(s) in 5 minutes (docs/operations.md, "Subscriber errors")`,
       AlarmActions: [{ Ref: 'AlarmTopic' }],
       OKActions: [{ Ref: 'AlarmTopic' }],
       Namespace: 'AWS/Lambda',
       MetricName: 'Errors',
       Dimensions: [{ Name: 'FunctionName', Value: { Ref: `${functionLogicalId(name)}LambdaFunction` } }],
       Statistic: 'Sum',
-      Period: 300,
+      Period: scheduled ? 900 : 300,
       EvaluationPeriods: 1,
-      Threshold: settings.subscriberErrors,
+      Threshold: scheduled ? 0 : settings.subscriberErrors,
       ComparisonOperator: 'GreaterThanThreshold',
       TreatMissingData: 'notBreaching',
     },
@@ -290,7 +250,8 @@ function dashboardBody(context, alarmIds) {
 }
 
 module.exports = async ({ resolveVariable, resolveConfigurationProperty }) => {
-  const settings = readSettings(process.env);
+  const config = await load(await resolveVariable('sls:stage'));
+  const settings = config.alarms;
   const context = {
     settings,
     namespace: await resolveVariable('self:custom.forgebridge.metricNamespace'),
@@ -299,12 +260,16 @@ module.exports = async ({ resolveVariable, resolveConfigurationProperty }) => {
   };
   const Resources = {};
   if (settings.quietHours > 0) {
-    for (const source of sourceNames(process.env)) {
-      Resources[`QuietSource${pascal(source)}Alarm`] = quietAlarm(context, source);
+    for (const { name } of config.sources) {
+      Resources[`QuietSource${pascal(name)}Alarm`] = quietAlarm(context, name);
     }
   }
-  for (const name of subscriberNames(await resolveConfigurationProperty(['functions']))) {
-    Resources[`${functionLogicalId(name)}ErrorsAlarm`] = subscriberErrorsAlarm(context, name);
+  const functions = await resolveConfigurationProperty(['functions']);
+  for (const name of subscriberNames(functions)) {
+    Resources[`${functionLogicalId(name)}ErrorsAlarm`] = errorsAlarm(context, name, { scheduled: false });
+  }
+  for (const name of scheduledNames(functions)) {
+    Resources[`${functionLogicalId(name)}ErrorsAlarm`] = errorsAlarm(context, name, { scheduled: true });
   }
   const alarmIds = [
     'SignatureFailuresAlarm',
@@ -313,7 +278,7 @@ module.exports = async ({ resolveVariable, resolveConfigurationProperty }) => {
     'DeadLetteredDeliveriesAlarm',
     'BusFailedInvocationsAlarm',
     'SubscriberDeadLetterQueueAlarm',
-    'ReconcilerErrorsAlarm',
+    'QueueStatsFailedAlarm',
     'ReconcileGaveUpDeliveriesAlarm',
     'FailedAtForgeAlarm',
     ...Object.keys(Resources),
@@ -321,12 +286,12 @@ module.exports = async ({ resolveVariable, resolveConfigurationProperty }) => {
   Resources.OperationsDashboard = {
     Type: 'AWS::CloudWatch::Dashboard',
     Properties: {
-      DashboardName: context.prefix,
+      // Dashboard names are global to an account: the region keeps one stage's in two regions apart.
+      DashboardName: { 'Fn::Sub': `${context.prefix}-\${AWS::Region}` },
       DashboardBody: { 'Fn::Sub': JSON.stringify(dashboardBody(context, alarmIds)) },
     },
   };
   return {
-    settings,
     resources: {
       Resources,
       Outputs: {

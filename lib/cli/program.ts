@@ -32,6 +32,7 @@ const COMMANDS: ReadonlyArray<readonly [name: string, load: () => Promise<Regist
   ['secret', async () => (await import('./commands/secret.js')).registerSecret],
   ['inspect', async () => (await import('./commands/inspect.js')).registerInspect],
   ['dev', async () => (await import('./commands/dev.js')).registerDev],
+  ['config', async () => (await import('./commands/config.js')).registerConfig],
 ];
 
 /**

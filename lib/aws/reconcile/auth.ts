@@ -4,7 +4,6 @@
  */
 import type { KeyObject } from 'node:crypto';
 import { AwsDefaults } from '../constants.js';
-import type { SourceHook } from '../ingest/source-hook.js';
 import { createSecretsProvider } from '../secrets.js';
 import type { GitHubAppConfig, TokenSourceConfig } from '../tokens/config.js';
 import { loadGitHubAppKey, signGitHubAppJwt } from '../tokens/github-app.js';
@@ -13,29 +12,6 @@ import type { HookAuth } from './types.js';
 
 /** A JWT is signed anew once it is this old (GitHub accepts it for 10 minutes from its backdated `iat`). */
 const JWT_REUSE_MS = 5 * 60 * 1000;
-
-/**
- * Finds the token entry a hook names; a `TypeError` naming the source when there is none, or when an `app` hook
- * names an entry that is not a GitHub App.
- */
-export function hookTokenEntry(
-  hook: SourceHook,
-  clients: readonly TokenSourceConfig[],
-  source: string,
-): TokenSourceConfig {
-  const entry = clients.find((client) => client.provider === hook.provider);
-  if (entry === undefined) {
-    throw new TypeError(
-      `source "${source}": "hook.provider" "${hook.provider}" names no entry of "FORGEBRIDGE_OAUTH_CLIENTS"`,
-    );
-  }
-  if (hook.kind === 'app' && entry.kind !== 'github_app') {
-    throw new TypeError(
-      `source "${source}": an "app" hook's "provider" must name a "github_app" entry of "FORGEBRIDGE_OAUTH_CLIENTS"`,
-    );
-  }
-  return entry;
-}
 
 /** The token store's token of one entry, as the `authorization` of API calls; `renew` forces a refresh. */
 export function storeAuth(entry: TokenSourceConfig, options: TokenSourceOptions): HookAuth {

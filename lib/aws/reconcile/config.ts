@@ -13,7 +13,6 @@ import {
 import type { SourceHook } from '../ingest/source-hook.js';
 import { isOffline } from '../rules.js';
 import { readOAuthClients, type TokenSourceConfig } from '../tokens/config.js';
-import { hookTokenEntry } from './auth.js';
 
 /** One source the reconciler reads the forge's delivery log of. */
 export interface ReconcileSourceConfig {
@@ -101,4 +100,27 @@ export function readReconcileConfig(env: Env = process.env): ReconcileConfig {
     requestTimeoutMs: numberEnv('FORGEBRIDGE_AWS_REQUEST_TIMEOUT_MS', env) ?? 2_000,
     offline: isOffline(env),
   };
+}
+
+/**
+ * Finds the token entry a hook names; a `TypeError` naming the source when there is none, or when an `app` hook
+ * names an entry that is not a GitHub App.
+ */
+export function hookTokenEntry(
+  hook: SourceHook,
+  clients: readonly TokenSourceConfig[],
+  source: string,
+): TokenSourceConfig {
+  const entry = clients.find((client) => client.provider === hook.provider);
+  if (entry === undefined) {
+    throw new TypeError(
+      `source "${source}": "hook.provider" "${hook.provider}" names no entry of "FORGEBRIDGE_OAUTH_CLIENTS"`,
+    );
+  }
+  if (hook.kind === 'app' && entry.kind !== 'github_app') {
+    throw new TypeError(
+      `source "${source}": an "app" hook's "provider" must name a "github_app" entry of "FORGEBRIDGE_OAUTH_CLIENTS"`,
+    );
+  }
+  return entry;
 }

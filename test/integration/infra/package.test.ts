@@ -495,13 +495,14 @@ describe('osls package (offline, no credentials)', () => {
   it('turns the delivery log on with the payload off and 14 days, for the ingest and the reporting subscriber', () => {
     const variables = (name: string) =>
       (functionNamed(name).Properties.Environment as { Variables: Record<string, string> }).Variables;
+    // Every name the functions get is the stack's own (Ref), never a naming rule.
     expect(variables('ingest')).toMatchObject({
-      FORGEBRIDGE_DELIVERIES_TABLE: 'forgebridge-ci-deliveries',
+      FORGEBRIDGE_DELIVERIES_TABLE: { Ref: 'DeliveriesTable' },
       FORGEBRIDGE_DELIVERY_LOG_TTL_DAYS: '14',
       FORGEBRIDGE_DELIVERY_LOG_PAYLOAD: 'false',
     });
     expect(variables('onIssuesOpened')).toMatchObject({
-      FORGEBRIDGE_DELIVERIES_TABLE: 'forgebridge-ci-deliveries',
+      FORGEBRIDGE_DELIVERIES_TABLE: { Ref: 'DeliveriesTable' },
       FORGEBRIDGE_DELIVERY_LOG_TTL_DAYS: '14',
     });
     expect(variables('onIssuesOpened').FORGEBRIDGE_DELIVERY_LOG_PAYLOAD).toBeUndefined();
@@ -807,14 +808,20 @@ describe('osls package: alarms, their topic and the dashboard', () => {
     }
   });
 
-  it('alarms on reconciler errors (by name: quiet without it) and on deliveries failed at the forge', () => {
-    expect(alarm('ReconcilerErrorsAlarm')).toMatchObject({
-      Namespace: 'AWS/Lambda',
-      MetricName: 'Errors',
-      Dimensions: [{ Name: 'FunctionName', Value: 'forgebridge-ci-reconcile' }],
-      Threshold: 0,
-      TreatMissingData: 'notBreaching',
-    });
+  it('alarms on errors of every scheduled function and on deliveries failed at the forge', () => {
+    for (const name of ['reconcile', 'redrive', 'refresh']) {
+      const id = `${name[0]?.toUpperCase()}${name.slice(1)}`;
+      expect(alarm(`${id}ErrorsAlarm`), name).toMatchObject({
+        AlarmName: `forgebridge-ci-errors-${name}`,
+        Namespace: 'AWS/Lambda',
+        MetricName: 'Errors',
+        Dimensions: [{ Name: 'FunctionName', Value: { Ref: `${id}LambdaFunction` } }],
+        Period: 900,
+        Threshold: 0,
+        ComparisonOperator: 'GreaterThanThreshold',
+        TreatMissingData: 'notBreaching',
+      });
+    }
     expect(expressionOf('FailedAtForgeAlarm')).toBe(
       `SELECT SUM(ReconcileFailedAtForge) FROM SCHEMA("${NAMESPACE}", Source, service)`,
     );
@@ -879,7 +886,10 @@ describe('osls package: alarms, their topic and the dashboard', () => {
 
   it('builds a dashboard of deliveries, verdicts, ingest duration, queue, subscribers, reconciler and every alarm', () => {
     expect(resources.OperationsDashboard?.Type).toBe('AWS::CloudWatch::Dashboard');
-    expect(resources.OperationsDashboard?.Properties.DashboardName).toBe('forgebridge-ci');
+    // Dashboard names are global to an account: the region keeps the same stage in two regions apart.
+    expect(resources.OperationsDashboard?.Properties.DashboardName).toEqual({
+      'Fn::Sub': 'forgebridge-ci-${AWS::Region}',
+    });
     const { text, body } = dashboard();
     const titles = body.widgets.map((widget) => (widget.properties as { title: string }).title);
     expect(titles).toEqual([
