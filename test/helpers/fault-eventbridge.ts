@@ -2,9 +2,9 @@
  * A PutEvents endpoint of ours on 127.0.0.1 for the fault-injection suite: it speaks the AWS JSON 1.1 protocol
  * the SDK's EventBridgeClient uses (`X-Amz-Target: AWSEvents.PutEvents`), records every entry it accepts by
  * its `detail.delivery`, and injects faults: failed entries, HTTP 500s, throttling, accepted entries whose
- * reply is lost (the socket is destroyed after recording them), an outage that refuses everything, and a slow
+ * reply is lost (the socket is destroyed after recording them), an outage that refuses everything, a slow
  * bus that records each entry on arrival but answers only after a delay (so the caller may give up on a request
- * the bus took). Each fault and delay is drawn from a seed and the delivery's attempt number, never from arrival
+ * the bus took), and an entry limit below EventBridge's 1 MB (a region still at 256 KB). Each fault and delay is drawn from a seed and the delivery's attempt number, never from arrival
  * order, so a run with the same seed injects the same faults. It counts HTTP requests per SDK send (the
  * `amz-sdk-invocation-id` header the SDK keeps across its own retries of one `send()`).
  */
@@ -68,6 +68,8 @@ export interface BusStats {
   lateReplies: number;
   /** Requests that were not a PutEvents call. */
   unexpected: number;
+  /** Requests refused for the total size of their entries (over the entry limit). */
+  tooLarge: number;
 }
 
 /** A running fault-injecting bus. */
@@ -77,6 +79,8 @@ export interface FaultEventBridge {
   readonly stats: BusStats;
   /** Accepted entries per `detail.delivery`: 2 or more is a doubled delivery. */
   readonly received: ReadonlyMap<string, number>;
+  /** The `Detail` of the last accepted entry of each `detail.delivery`, as it was sent. */
+  readonly details: ReadonlyMap<string, string>;
   /** When each delivery id was first accepted (`performance.now()`), whether or not the caller read the reply. */
   readonly firstAccepted: ReadonlyMap<string, number>;
   /**
@@ -94,6 +98,11 @@ export interface FaultEventBridge {
   setOutage(on: boolean): void;
   /** While set, every request is recorded at once and answered after a seeded delay; `undefined` ends it. */
   setSlow(slow: SlowBus | undefined): void;
+  /**
+   * While set, a request whose entries total more bytes than this (EventBridge's own count) is refused as
+   * EventBridge refuses it: 400 `ValidationException`, nothing recorded. `undefined` ends it.
+   */
+  setEntryLimit(bytes: number | undefined): void;
   /** Resolves once every slowed request has been answered or abandoned by its caller. */
   idle(): Promise<void>;
   /** Forgets what was received, the counters and the attempt numbers (the faults stay). */
@@ -106,6 +115,19 @@ function answer(res: ServerResponse, status: number, body: unknown): void {
   const errorType: Record<string, string> =
     status >= 400 ? { 'x-amzn-errortype': String((body as { __type: string }).__type) } : {};
   answerJson(res, status, 'application/x-amz-json-1.1', body, errorType);
+}
+
+/** Time 14 bytes when given, and the UTF-8 bytes of Source, DetailType, Detail and each of Resources. */
+function entryBytes(entry: Record<string, unknown>): number {
+  const utf8 = (value: unknown) => (typeof value === 'string' ? Buffer.byteLength(value, 'utf8') : 0);
+  const resources = Array.isArray(entry.Resources) ? entry.Resources : [];
+  return (
+    (entry.Time === undefined ? 0 : 14) +
+    utf8(entry.Source) +
+    utf8(entry.DetailType) +
+    utf8(entry.Detail) +
+    resources.reduce((sum: number, resource) => sum + utf8(resource), 0)
+  );
 }
 
 function deliveryOf(entry: { Detail?: unknown }): string | undefined {
@@ -131,6 +153,7 @@ function emptyStats(): BusStats {
     lateReplies: 0,
     unexpected: 0,
     sends: 0,
+    tooLarge: 0,
   };
 }
 
@@ -144,11 +167,12 @@ function emptyStats(): BusStats {
  * ```
  */
 export async function startFaultEventBridge(
-  options: { seed?: number; faults?: BusFaults } = {},
+  options: { seed?: number; faults?: BusFaults; entryLimitBytes?: number } = {},
 ): Promise<FaultEventBridge> {
   const seed = options.seed ?? 1;
   let faults: Required<BusFaults> = normalise(options.faults ?? {});
   let outage = false;
+  let entryLimit = options.entryLimitBytes;
   let slow: SlowBus | undefined;
   const invocations = new Set<string>();
   const pending = new Set<Promise<void>>();
@@ -156,10 +180,12 @@ export async function startFaultEventBridge(
   const slowRequests: SlowRequest[] = [];
   let stats = emptyStats();
   const received = new Map<string, number>();
+  const details = new Map<string, string>();
   const firstAccepted = new Map<string, number>();
   const unread = new Set<string>();
-  const accept = (id: string) => {
+  const accept = (id: string, detail: unknown) => {
     received.set(id, (received.get(id) ?? 0) + 1);
+    if (typeof detail === 'string') details.set(id, detail);
     if (!firstAccepted.has(id)) firstAccepted.set(id, performance.now());
   };
   const attempts = new Attempts();
@@ -196,6 +222,18 @@ export async function startFaultEventBridge(
       answer(res, 400, { __type: 'ValidationException', message: 'request has no entries' });
       return;
     }
+    if (entryLimit !== undefined) {
+      const total = entries.reduce((sum, entry) => sum + entryBytes(entry as Record<string, unknown>), 0);
+      if (total > entryLimit) {
+        stats.tooLarge += 1;
+        // EventBridge's own answer to entries over its limit, word for word.
+        answer(res, 400, {
+          __type: 'ValidationException',
+          message: 'Total size of the entries in the request is over the limit.',
+        });
+        return;
+      }
+    }
     const ids = entries.map((entry) => deliveryOf(entry) ?? `anonymous-${anonymous++}`);
     const attempt = attempts.next(ids.join(','));
     const arrivedAt = performance.now();
@@ -221,7 +259,7 @@ export async function startFaultEventBridge(
         timer.unref();
         return;
       }
-      answerLate(req, res, ids, attempt, slow, arrivedAt);
+      answerLate(req, res, ids, entries, attempt, slow, arrivedAt);
       return;
     }
     const lost = u < faults.http500Rate + faults.throttleRate + faults.lostReplyRate;
@@ -231,7 +269,7 @@ export async function startFaultEventBridge(
         return { ErrorCode: 'InternalFailure', ErrorMessage: 'entry failed (injected)' };
       }
       stats.accepted += 1;
-      accept(id);
+      accept(id, entries[index]?.Detail);
       return { EventId: `${id}-${attempt}-${index}` };
     });
     if (lost) {
@@ -250,6 +288,7 @@ export async function startFaultEventBridge(
     req: IncomingMessage,
     res: ServerResponse,
     ids: string[],
+    entries: { Detail?: unknown }[],
     attempt: number,
     window: SlowBus,
     arrivedAt: number,
@@ -257,7 +296,7 @@ export async function startFaultEventBridge(
     stats.slowed += 1;
     const results = ids.map((id, index) => {
       stats.accepted += 1;
-      accept(id);
+      accept(id, entries[index]?.Detail);
       return { EventId: `${id}-${attempt}-${index}` };
     });
     const delay =
@@ -294,6 +333,7 @@ export async function startFaultEventBridge(
       return stats;
     },
     received,
+    details,
     firstSeen,
     firstAccepted,
     unread,
@@ -313,12 +353,16 @@ export async function startFaultEventBridge(
       if (given !== undefined) checkRate('refuseRate', given.refuseRate);
       slow = given;
     },
+    setEntryLimit(bytes) {
+      entryLimit = bytes;
+    },
     async idle() {
       while (pending.size > 0) await Promise.all([...pending]);
     },
     reset() {
       stats = emptyStats();
       received.clear();
+      details.clear();
       firstAccepted.clear();
       unread.clear();
       attempts.clear();

@@ -139,3 +139,32 @@ export function eventEntrySize(entry: DeliveryEntry): number {
   for (const resource of entry.Resources ?? []) size += Buffer.byteLength(resource, 'utf8');
   return size;
 }
+
+/** What a refusal says about itself: the thrown error's name or the failed entry's `ErrorCode`, its message, the HTTP status. */
+export interface EntryRefusal {
+  code?: string | undefined;
+  message?: string | undefined;
+  status?: number | undefined;
+}
+
+const TOO_LARGE_CODE = /too ?large/i;
+const TOO_LARGE_MESSAGE = /\btoo large\b|\bsize\b.*\b(?:over|exceeds?|exceeded)\b/i;
+
+/**
+ * Whether EventBridge refused an entry for its size, so that a claim check (a small entry with a reference) can
+ * take its place. An entry over the bus's limit fails the whole call: HTTP 400 `ValidationException` "Total size of
+ * the entries in the request is over the limit."; a front end may answer 413 before it (the SDK then names the
+ * error `Unknown`, or fails to parse an HTML body). No documented `PutEventsResultEntry` error code means "too
+ * large", so a failed entry counts only when its code or message says so. Any other `ValidationException` (a
+ * detail-type over 128 characters, more than 10 entries, a bad bus name) is not a size problem.
+ *
+ * @see https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEventsResultEntry.html
+ */
+export function refusedForSize(refusal: EntryRefusal): boolean {
+  if (refusal.status === 413) return true;
+  if (refusal.code !== undefined && TOO_LARGE_CODE.test(refusal.code)) return true;
+  // Only the words before any quote: a validation message echoes the offending value in quotes ("Value '...' at
+  // 'entries.1.member.detailType'"), and that value is the payload's to choose.
+  const words = refusal.message?.split(/['"]/, 1)[0];
+  return words !== undefined && TOO_LARGE_MESSAGE.test(words);
+}

@@ -5,7 +5,7 @@ import { type OnBus, PublishError } from '../errors.js';
 import { positive } from '../rules.js';
 import type { Delivery, DeliveryEntry, LoggerLike, PayloadRef } from '../types.js';
 import { ClaimCheck } from './claim-check.js';
-import { buildEventEntry, eventEntrySize } from './event-entry.js';
+import { buildEventEntry, eventEntrySize, refusedForSize } from './event-entry.js';
 
 /** Options of {@link EventPublisher}. Defaults live in {@link AwsDefaults}. */
 export interface EventPublisherOptions {
@@ -112,9 +112,16 @@ type Attempt =
       /** `'entry'` when EventBridge answered with a failed entry, `'request'` when the call threw. */
       kind: 'entry' | 'request';
       permanent: boolean;
+      /** The bus refused the entry for its size (see {@link refusedForSize}): a claim check may take its place. */
+      tooLarge: boolean;
       /** The bus is known not to hold the entry after this attempt. */
       notOnBus: boolean;
     };
+
+/** What {@link EventPublisher} `#send` ended with: the event id, or a refusal of the entry for its size. */
+type Sent =
+  | { tooLarge: false; eventId: string | undefined; attempts: number }
+  | { tooLarge: true; attempts: number; lastErrorCode: string; cause: unknown; onBus: OnBus };
 
 /**
  * Publishes one verified delivery as one PutEvents entry, with a claim check for large payloads and
@@ -154,46 +161,95 @@ export class EventPublisher {
    * Puts the delivery on the bus. Resolves once EventBridge accepted the entry; rejects with a
    * {@link PublishError} when it could not within the budget (codes `publish_failed`, `publish_rejected`,
    * `entry_too_large`, `claim_check_failed`), whose `onBus` says whether the entry may be on the bus anyway.
-   * It settles within the budget, or once the attempt under way at its end does: the first attempt always
-   * starts, a retry only when the slowest attempt so far would end within the budget.
+   * An entry over `maxEntryBytes`, or one the bus refuses for its size (its limit differs by region and was 256 KB
+   * until 2026), goes through the claim check: the payload to S3, the entry with the routing fields and a
+   * reference. It settles within the budget, or once the attempt under way at its end does: the first attempt
+   * always starts, a retry only when the slowest attempt so far would end within the budget.
    */
   async publish(delivery: Delivery): Promise<PublishResult> {
     const deadline = Date.now() + this.#budgetMs;
-    let entry = buildEventEntry(delivery, { source: this.#source, eventBusName: this.#eventBusName });
-    let entryBytes = eventEntrySize(entry);
-    let payloadRef: PayloadRef | undefined;
+    const entry = buildEventEntry(delivery, { source: this.#source, eventBusName: this.#eventBusName });
+    const entryBytes = eventEntrySize(entry);
     if (entryBytes > this.#maxEntryBytes) {
-      payloadRef = await this.#store(delivery, entryBytes, deadline);
-      entry = buildEventEntry(delivery, {
-        source: this.#source,
-        eventBusName: this.#eventBusName,
-        payloadRef,
+      return this.#publishClaimChecked(delivery, deadline, {
+        attempts: 0,
+        onBus: 'no',
+        overLimit: `entry of ${entryBytes} bytes exceeds "maxEntryBytes" (${this.#maxEntryBytes})`,
       });
-      entryBytes = eventEntrySize(entry);
-      if (entryBytes > this.#maxEntryBytes) {
-        throw new PublishError(
-          AwsErrorCodes.entryTooLarge,
-          `entry of ${entryBytes} bytes exceeds "maxEntryBytes" (${this.#maxEntryBytes}) even with a claim check`,
-          { onBus: 'no' },
-        );
-      }
     }
+    const sent = await this.#send(this.#traced(entry), deadline, 'no');
+    if (!sent.tooLarge) return { eventId: sent.eventId, attempts: sent.attempts, entryBytes };
+    // Once per delivery: the sizes and the bus's error code, never the payload.
+    this.#logger?.warn('eventbridge refused the entry for its size, publishing it through the claim check', {
+      delivery: delivery.id,
+      entryBytes,
+      bodyBytes: delivery.rawBody.byteLength,
+      maxEntryBytes: this.#maxEntryBytes,
+      errorCode: sent.lastErrorCode,
+    });
+    return this.#publishClaimChecked(delivery, deadline, {
+      attempts: sent.attempts,
+      lastErrorCode: sent.lastErrorCode,
+      onBus: sent.onBus,
+      overLimit: `entry of ${entryBytes} bytes was refused by eventbridge for its size`,
+    });
+  }
+
+  /** The entry with the invocation's trace header, when there is one EventBridge takes. */
+  #traced(entry: DeliveryEntry): DeliveryEntry {
     const traceHeader = this.#traceHeader();
     // EventBridge takes a header of up to 500 characters; it does not count in the entry's size.
     if (typeof traceHeader === 'string' && traceHeader !== '' && traceHeader.length <= 500)
       entry.TraceHeader = traceHeader;
-    const { eventId, attempts } = await this.#send(entry, deadline);
-    const result: PublishResult = { eventId, attempts, entryBytes };
-    if (payloadRef !== undefined) result.payloadRef = payloadRef;
-    return result;
+    return entry;
   }
 
-  async #store(delivery: Delivery, entryBytes: number, deadline: number): Promise<PayloadRef> {
+  /**
+   * Stores the payload and sends the claim-check entry in its place. `before` is what the delivery's own entry
+   * got: why it could not go as it is, and the attempts, last error and `onBus` of its sends (if any).
+   */
+  async #publishClaimChecked(
+    delivery: Delivery,
+    deadline: number,
+    before: { overLimit: string; attempts: number; lastErrorCode?: string | undefined; onBus: OnBus },
+  ): Promise<PublishResult> {
+    const { attempts, lastErrorCode, onBus } = before;
+    const payloadRef = await this.#store(delivery, deadline, before);
+    const entry = buildEventEntry(delivery, {
+      source: this.#source,
+      eventBusName: this.#eventBusName,
+      payloadRef,
+    });
+    const entryBytes = eventEntrySize(entry);
+    if (entryBytes > this.#maxEntryBytes) {
+      throw new PublishError(
+        AwsErrorCodes.entryTooLarge,
+        `entry of ${entryBytes} bytes exceeds "maxEntryBytes" (${this.#maxEntryBytes}) even with a claim check`,
+        { attempts, lastErrorCode, onBus },
+      );
+    }
+    const sent = await this.#send(this.#traced(entry), deadline, onBus, attempts);
+    if (sent.tooLarge) {
+      throw new PublishError(
+        AwsErrorCodes.entryTooLarge,
+        `claim-check entry of ${entryBytes} bytes was refused by eventbridge for its size`,
+        { attempts: sent.attempts, lastErrorCode: sent.lastErrorCode, cause: sent.cause, onBus: sent.onBus },
+      );
+    }
+    return { eventId: sent.eventId, attempts: sent.attempts, payloadRef, entryBytes };
+  }
+
+  async #store(
+    delivery: Delivery,
+    deadline: number,
+    before: { overLimit: string; attempts: number; lastErrorCode?: string | undefined; onBus: OnBus },
+  ): Promise<PayloadRef> {
+    const { attempts, lastErrorCode, onBus } = before;
     if (this.#claimCheck === undefined) {
       throw new PublishError(
         AwsErrorCodes.entryTooLarge,
-        `entry of ${entryBytes} bytes exceeds "maxEntryBytes" (${this.#maxEntryBytes}) and no claim-check "bucket" is configured`,
-        { onBus: 'no' },
+        `${before.overLimit} and no claim-check "bucket" is configured`,
+        { attempts, lastErrorCode, onBus },
       );
     }
     try {
@@ -206,7 +262,7 @@ export class EventPublisher {
       throw new PublishError(
         AwsErrorCodes.claimCheckFailed,
         `claim-check object could not be stored in "bucket"`,
-        { cause: error, onBus: 'no' },
+        { cause: error, attempts, lastErrorCode, onBus },
       );
     }
   }
@@ -226,6 +282,9 @@ export class EventPublisher {
         cause: undefined,
         kind: 'entry',
         permanent: PERMANENT_ENTRY_ERRORS.has(errorCode),
+        tooLarge:
+          result?.ErrorCode !== undefined &&
+          refusedForSize({ code: errorCode, message: result.ErrorMessage }),
         // A reply without the entry's own result does not say whether the bus took it.
         notOnBus: result?.ErrorCode !== undefined,
       };
@@ -237,26 +296,34 @@ export class EventPublisher {
         cause: error,
         kind: 'request',
         permanent: PERMANENT_EXCEPTIONS.has(errorCode),
+        tooLarge: refusedForSize({
+          code: errorCode,
+          message: error instanceof Error ? error.message : undefined,
+          status: (error as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode,
+        }),
         notOnBus: provesNotOnBus(error),
       };
     }
   }
 
-  async #send(
-    entry: DeliveryEntry,
-    deadline: number,
-  ): Promise<{ eventId: string | undefined; attempts: number }> {
-    let attempts = 0;
+  /**
+   * Sends one entry until the bus takes it, refuses it for its size (resolved, for the caller to claim-check), or
+   * for good, or the budget ends (both thrown). `onBus` and `attempts` carry on from an earlier send of the
+   * delivery.
+   */
+  async #send(entry: DeliveryEntry, deadline: number, onBusBefore: OnBus, attemptsBefore = 0): Promise<Sent> {
+    let attempts = attemptsBefore;
     let slowestMs = 0;
-    let onBus: OnBus = 'no';
+    let onBus = onBusBefore;
     for (;;) {
       attempts += 1;
       const started = Date.now();
       const attempt = await this.#attempt(entry);
-      if (attempt.accepted) return { eventId: attempt.eventId, attempts };
+      if (attempt.accepted) return { tooLarge: false, eventId: attempt.eventId, attempts };
       slowestMs = Math.max(slowestMs, Date.now() - started);
       if (!attempt.notOnBus) onBus = 'unknown';
       const { errorCode: lastErrorCode, cause } = attempt;
+      if (attempt.tooLarge) return { tooLarge: true, attempts, lastErrorCode, cause, onBus };
       if (attempt.permanent) {
         throw new PublishError(
           AwsErrorCodes.publishRejected,
@@ -266,7 +333,7 @@ export class EventPublisher {
           { attempts, lastErrorCode, cause, onBus },
         );
       }
-      const ceiling = Math.min(this.#maxDelayMs, this.#baseDelayMs * 2 ** (attempts - 1));
+      const ceiling = Math.min(this.#maxDelayMs, this.#baseDelayMs * 2 ** (attempts - attemptsBefore - 1));
       const delay = Math.floor(Math.random() * ceiling);
       if (Date.now() + delay + slowestMs > deadline) {
         throw new PublishError(

@@ -4,6 +4,7 @@ import {
   buildEventEntry,
   detailTypeOf,
   eventEntrySize,
+  refusedForSize,
   routingFieldsOf,
 } from '../../../../lib/aws/ingest/event-entry.js';
 
@@ -120,6 +121,53 @@ describe('eventEntrySize()', () => {
     );
     expect(eventEntrySize(entry)).toBe(
       Buffer.byteLength(entry.Detail) + 'forge.webhooks'.length + 'issues.opened'.length + 14,
+    );
+  });
+});
+
+describe('refusedForSize()', () => {
+  it("is true for EventBridge's answer to an entry over its limit, and for a 413 before it", () => {
+    const total = 'Total size of the entries in the request is over the limit.';
+    expect(refusedForSize({ code: 'ValidationException', message: total, status: 400 })).toBe(true);
+    expect(refusedForSize({ code: 'ValidationException', message: `${total.slice(0, -1)} (256 KB).` })).toBe(
+      true,
+    );
+    // A front end's 413: the SDK names an empty body `Unknown`, and cannot parse an HTML one.
+    expect(refusedForSize({ code: 'Unknown', message: 'UnknownError', status: 413 })).toBe(true);
+    expect(refusedForSize({ code: 'SyntaxError', message: "Unexpected token '<'", status: 413 })).toBe(true);
+  });
+
+  it('is true for a failed entry whose code or message says it is too large', () => {
+    expect(refusedForSize({ code: 'EntryTooLarge' })).toBe(true);
+    expect(
+      refusedForSize({ code: 'InvalidArgument', message: 'Event size exceeds the limit of 262144' }),
+    ).toBe(true);
+    expect(refusedForSize({ code: 'InvalidArgument', message: 'request entity too large' })).toBe(true);
+  });
+
+  it('is false for any other ValidationException or entry error', () => {
+    const other = [
+      "1 validation error detected: Value at 'entries' failed to satisfy constraint: Member must have length less than or equal to 10",
+      "1 validation error detected: Value 'x' at 'entries.1.member.detailType' failed to satisfy constraint: Member must have length less than or equal to 128",
+      'Parameter EventBusName is not valid. Reason: Event bus name must not be empty.',
+    ];
+    for (const message of other) {
+      expect(refusedForSize({ code: 'ValidationException', message, status: 400 }), message).toBe(false);
+    }
+    expect(refusedForSize({ code: 'MalformedDetail', message: 'Detail is malformed.' })).toBe(false);
+    expect(refusedForSize({ code: 'ThrottlingException', message: 'Rate exceeded', status: 400 })).toBe(
+      false,
+    );
+    expect(refusedForSize({ code: 'InternalFailure' })).toBe(false);
+    expect(refusedForSize({})).toBe(false);
+  });
+
+  it('never reads the size words from a value the message echoes (the payload chooses it)', () => {
+    const echoed =
+      "1 validation error detected: Value 'issues.size over the limit' at 'entries.1.member.detailType' failed to satisfy constraint: Member must have length less than or equal to 128";
+    expect(refusedForSize({ code: 'ValidationException', message: echoed, status: 400 })).toBe(false);
+    expect(refusedForSize({ code: 'InvalidArgument', message: 'Value "far too large" is not valid' })).toBe(
+      false,
     );
   });
 });

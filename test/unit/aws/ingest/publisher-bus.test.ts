@@ -2,8 +2,15 @@
 // request and reply as it does against AWS, so `onBus` is judged on the errors the SDK really throws. Time is
 // vitest's fake clock; the jitter Math.random is pinned to 0.5.
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { EventPublisher, type PublishError, type PublishResult } from '../../../../lib/aws/index.js';
+import {
+  EventPublisher,
+  type EventPublisherOptions,
+  type PublishError,
+  type PublishResult,
+} from '../../../../lib/aws/index.js';
 
 interface Reply {
   statusCode: number;
@@ -83,9 +90,10 @@ const refused = () =>
 async function publish(
   eventBridge: EventBridgeClient,
   budgetMs = 1_000,
+  options: Partial<EventPublisherOptions> = {},
 ): Promise<PublishResult | PublishError> {
   const rawBody = Buffer.from('{"action":"opened"}');
-  const outcome = new EventPublisher({ eventBridge, eventBusName: 'forge', budgetMs })
+  const outcome = new EventPublisher({ eventBridge, eventBusName: 'forge', budgetMs, ...options })
     .publish({ id: 'd-1', name: 'issues', payload: { action: 'opened' }, rawBody })
     .catch((caught: PublishError) => caught);
   let settled = false;
@@ -176,6 +184,60 @@ describe('EventPublisher against the SDK', () => {
       const error = await publish(eventBridge);
       expect(error).toMatchObject({ code: 'publish_rejected', attempts: 1, onBus: 'no' });
       expect(signals).toHaveLength(1);
+    });
+  });
+
+  describe('an entry refused for its size, as the SDK reads the refusal', () => {
+    const s3Mock = mockClient(S3Client);
+    beforeEach(() => {
+      s3Mock.reset();
+      s3Mock.on(PutObjectCommand).resolves({});
+    });
+    afterEach(() => s3Mock.reset());
+
+    const refusals: [string, Reply][] = [
+      [
+        "EventBridge's ValidationException for a total size over the limit",
+        {
+          statusCode: 400,
+          body: JSON.stringify({
+            __type: 'ValidationException',
+            message: 'Total size of the entries in the request is over the limit.',
+          }),
+        },
+      ],
+      ['a 413 with an empty body', { statusCode: 413, body: '' }],
+      [
+        'a 413 with an html body',
+        { statusCode: 413, body: '<html><body>Request Entity Too Large</body></html>' },
+      ],
+    ];
+    it.each(refusals)('claim-checks the delivery after %s', async (_name, refusal) => {
+      const { eventBridge, signals } = client(answer(refusal), answer(accepted));
+      const result = await publish(eventBridge, 1_000, { s3: new S3Client({}), bucket: 'claims' });
+      expect(result).toMatchObject({ eventId: 'evt-1', attempts: 2, payloadRef: { bucket: 'claims' } });
+      expect(signals).toHaveLength(2);
+      expect(s3Mock.commandCalls(PutObjectCommand)).toHaveLength(1);
+    });
+
+    it('refuses for good, without S3, a ValidationException about something else', async () => {
+      const detailType: Reply = {
+        statusCode: 400,
+        body: JSON.stringify({
+          __type: 'ValidationException',
+          message:
+            "1 validation error detected: Value at 'entries.1.member.detailType' failed to satisfy constraint: Member must have length less than or equal to 128",
+        }),
+      };
+      const { eventBridge, signals } = client(answer(detailType));
+      const error = await publish(eventBridge, 1_000, { s3: new S3Client({}), bucket: 'claims' });
+      expect(error).toMatchObject({
+        code: 'publish_rejected',
+        attempts: 1,
+        lastErrorCode: 'ValidationException',
+      });
+      expect(signals).toHaveLength(1);
+      expect(s3Mock.commandCalls(PutObjectCommand)).toHaveLength(0);
     });
   });
 });

@@ -4,11 +4,14 @@ import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
+  type DeliveryEntry,
   EventPublisher,
   type EventPublisherOptions,
   PublishError,
   type PublishResult,
 } from '../../../../lib/aws/index.js';
+import { eventEntrySize } from '../../../../lib/aws/ingest/event-entry.js';
+import { recordingLogger } from './events.js';
 
 // Time is vitest's fake clock and the jitter Math.random pinned to 0.5: budgets and waits are exact.
 const eventBridgeMock = mockClient(EventBridgeClient);
@@ -311,6 +314,146 @@ describe('EventPublisher', () => {
       await expect(
         publisher({ maxEntryBytes: 50, s3: new S3Client({}), bucket: 'claims' }).publish(delivery(big)),
       ).rejects.toMatchObject({ code: 'entry_too_large' });
+    });
+  });
+
+  describe('an entry the bus refuses for its size', () => {
+    const payload = {
+      action: 'opened',
+      repository: { id: 1, name: 'r', full_name: 'o/r', owner: { login: 'o' } },
+      blob: 'secret-ish payload text '.repeat(40),
+    };
+    const totalSize = () =>
+      Object.assign(new Error('Total size of the entries in the request is over the limit.'), {
+        name: 'ValidationException',
+        $metadata: { httpStatusCode: 400 },
+      });
+    const claimChecked = (logger?: EventPublisherOptions['logger']) =>
+      publisher({ s3: new S3Client({}), bucket: 'claims', logger });
+
+    it('is stored in S3 and published once as the claim-check entry, with one warning of ids and sizes', async () => {
+      eventBridgeMock.on(PutEventsCommand).rejectsOnce(totalSize()).resolves(ok);
+      s3Mock.on(PutObjectCommand).resolves({});
+      const logger = recordingLogger();
+      const d = delivery(payload, 'd-big');
+      const result = (await settle(claimChecked(logger).publish(d))) as PublishResult;
+
+      expect(result).toMatchObject({
+        eventId: 'evt-1',
+        attempts: 2,
+        payloadRef: {
+          bucket: 'claims',
+          key: 'deliveries/2026/11/21/d-big.json',
+          bytes: d.rawBody.byteLength,
+        },
+      });
+      const sent = eventBridgeMock
+        .commandCalls(PutEventsCommand)
+        .map((call) => call.args[0].input.Entries![0]!);
+      expect(sent).toHaveLength(2);
+      expect(JSON.parse(sent[0]!.Detail!).payload).toEqual(payload);
+      expect(JSON.parse(sent[1]!.Detail!)).toEqual({
+        delivery: 'd-big',
+        event: 'issues',
+        action: 'opened',
+        payload: { action: 'opened', repository: payload.repository },
+        payloadRef: result.payloadRef,
+      });
+      expect(result.entryBytes).toBe(eventEntrySize(sent[1] as DeliveryEntry));
+      expect(s3Mock.commandCalls(PutObjectCommand)).toHaveLength(1);
+      expect(logger.lines).toEqual([
+        {
+          level: 'warn',
+          message: 'eventbridge refused the entry for its size, publishing it through the claim check',
+          fields: [
+            {
+              delivery: 'd-big',
+              entryBytes: eventEntrySize(sent[0] as DeliveryEntry),
+              bodyBytes: d.rawBody.byteLength,
+              maxEntryBytes: 983_040,
+              errorCode: 'ValidationException',
+            },
+          ],
+        },
+      ]);
+      expect(JSON.stringify(logger.lines)).not.toContain('secret-ish');
+    });
+
+    it('takes the same way for a failed entry whose error says it is too large', async () => {
+      eventBridgeMock
+        .on(PutEventsCommand)
+        .resolvesOnce({
+          FailedEntryCount: 1,
+          Entries: [
+            { ErrorCode: 'InvalidArgument', ErrorMessage: 'Event size exceeds the limit of 262144 bytes' },
+          ],
+        })
+        .resolves(ok);
+      s3Mock.on(PutObjectCommand).resolves({});
+      const result = (await settle(claimChecked().publish(delivery(payload)))) as PublishResult;
+      expect(result).toMatchObject({ attempts: 2, payloadRef: { bucket: 'claims' } });
+    });
+
+    it('keeps refusing for good any other ValidationException, without touching S3', async () => {
+      const detailType = Object.assign(
+        new Error(
+          "1 validation error detected: Value at 'entries.1.member.detailType' failed to satisfy constraint: Member must have length less than or equal to 128",
+        ),
+        { name: 'ValidationException', $metadata: { httpStatusCode: 400 } },
+      );
+      eventBridgeMock.on(PutEventsCommand).rejects(detailType);
+      const error = await settle(claimChecked().publish(delivery(payload)));
+      expect(error).toMatchObject({
+        code: 'publish_rejected',
+        attempts: 1,
+        lastErrorCode: 'ValidationException',
+        onBus: 'no',
+      });
+      expect(s3Mock.commandCalls(PutObjectCommand)).toHaveLength(0);
+    });
+
+    it('fails with entry_too_large, nothing on the bus, when no bucket is configured', async () => {
+      eventBridgeMock.on(PutEventsCommand).rejects(totalSize());
+      const d = delivery(payload);
+      const error = await settle(publisher().publish(d));
+      const bytes = eventEntrySize(
+        eventBridgeMock.commandCalls(PutEventsCommand)[0]!.args[0].input.Entries![0] as DeliveryEntry,
+      );
+      expect(error).toBeInstanceOf(PublishError);
+      expect(error).toMatchObject({
+        code: 'entry_too_large',
+        attempts: 1,
+        lastErrorCode: 'ValidationException',
+        onBus: 'no',
+        message: `entry of ${bytes} bytes was refused by eventbridge for its size and no claim-check "bucket" is configured`,
+      });
+    });
+
+    it('fails with claim_check_failed when S3 refuses the object after the refusal', async () => {
+      eventBridgeMock.on(PutEventsCommand).rejects(totalSize());
+      s3Mock.on(PutObjectCommand).rejects(new Error('denied'));
+      const error = await settle(claimChecked().publish(delivery(payload)));
+      expect(error).toMatchObject({ code: 'claim_check_failed', attempts: 1, onBus: 'no' });
+      expect(eventBridgeMock.commandCalls(PutEventsCommand)).toHaveLength(1);
+    });
+
+    it('tries the claim check once: a claim-check entry refused for its size too is entry_too_large', async () => {
+      eventBridgeMock.on(PutEventsCommand).rejects(totalSize());
+      s3Mock.on(PutObjectCommand).resolves({});
+      const error = await settle(claimChecked().publish(delivery(payload)));
+      expect(error).toMatchObject({ code: 'entry_too_large', attempts: 2, onBus: 'no' });
+      expect((error as PublishError).message).toMatch(
+        /^claim-check entry of \d+ bytes was refused by eventbridge for its size$/,
+      );
+      expect(eventBridgeMock.commandCalls(PutEventsCommand)).toHaveLength(2);
+      expect(s3Mock.commandCalls(PutObjectCommand)).toHaveLength(1);
+    });
+
+    it('keeps "unknown" from an earlier attempt whose fate the bus never told', async () => {
+      const timeout = Object.assign(new Error('socket hang up'), { name: 'TimeoutError' });
+      eventBridgeMock.on(PutEventsCommand).rejectsOnce(timeout).rejects(totalSize());
+      const error = await settle(publisher().publish(delivery(payload)));
+      expect(error).toMatchObject({ code: 'entry_too_large', attempts: 2, onBus: 'unknown' });
     });
   });
 });
