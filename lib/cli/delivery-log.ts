@@ -18,6 +18,9 @@ export const LOCAL_DELIVERIES_TABLE = 'forgebridge-local-deliveries';
 /** The CloudFormation output naming a deployed stage's delivery log table. */
 export const DELIVERIES_TABLE_OUTPUT = 'DeliveriesTableName';
 
+/** The CloudFormation output naming a deployed stage's event bus. */
+export const BUS_NAME_OUTPUT = 'BusName';
+
 /** The options every delivery-log command takes. */
 export interface LogOptions {
   stage?: string | undefined;
@@ -40,6 +43,8 @@ export interface LogTarget {
   readonly fromState: boolean;
   /** `local stack` or `stage "dev"`, for messages. */
   readonly label: string;
+  /** A deployed stage's event bus, from its stack's `BusName` output; `undefined` when the stack was not read. */
+  readonly busName?: string | undefined;
 }
 
 /** Adds the log options to a command. */
@@ -78,12 +83,15 @@ export async function resolveLogTarget(
 ): Promise<LogTarget> {
   if (options.stage !== undefined) {
     const region = stageRegion(options, env);
+    const stack = options.stack ?? `forgebridge-${options.stage}`;
+    // The stack's own names (its outputs), never a naming rule: a stage may name its table or bus otherwise.
+    const outputs = nonEmpty(options.table) === undefined ? await stackOutputs(stack, region) : undefined;
     const tableName =
-      nonEmpty(options.table) ??
-      (await stackOutput(options.stack ?? `forgebridge-${options.stage}`, DELIVERIES_TABLE_OUTPUT, region));
+      nonEmpty(options.table) ?? requiredOutput(outputs ?? {}, stack, DELIVERIES_TABLE_OUTPUT);
     return {
       kind: 'aws',
       tableName,
+      busName: nonEmpty(outputs?.[BUS_NAME_OUTPUT]),
       endpoint: undefined,
       region,
       fromState: false,
@@ -231,11 +239,29 @@ export async function stackOutput(
   output: string,
   region: string | undefined,
 ): Promise<string> {
-  const value = (await stackOutputs(stackName, region))[output];
+  return requiredOutput(await stackOutputs(stackName, region), stackName, output);
+}
+
+function requiredOutput(outputs: Record<string, string>, stackName: string, output: string): string {
+  const value = outputs[output];
   if (value === undefined || value === '') {
-    throw new CliError(`stack "${stackName}" has no "${output}" output: pass "--table"`);
+    throw new CliError(
+      `stack "${stackName}" has no "${output}" output: pass "${output === BUS_NAME_OUTPUT ? '--bus' : '--table'}"`,
+    );
   }
   return value;
+}
+
+/**
+ * A deployed stage's event bus: `--bus`, else the stack's `BusName` output (read once with the log target, or now
+ * when `--table` skipped the stack).
+ */
+export async function stageBusName(
+  bus: string | undefined,
+  target: LogTarget,
+  stackName: string,
+): Promise<string> {
+  return nonEmpty(bus) ?? target.busName ?? (await stackOutput(stackName, BUS_NAME_OUTPUT, target.region));
 }
 
 /** Every output of a CloudFormation stack, by key, read with one DescribeStacks. */

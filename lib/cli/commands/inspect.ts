@@ -1,7 +1,14 @@
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
 import type { Command } from 'commander';
-import { addLogOptions, type LogOptions, openLog, parseSince, resolveLogTarget } from '../delivery-log.js';
+import {
+  addLogOptions,
+  type LogOptions,
+  openLog,
+  parseSince,
+  resolveLogTarget,
+  stageBusName,
+} from '../delivery-log.js';
 import { CliError, ExitCodes } from '../errors.js';
 import { paint, print } from '../output.js';
 import { logFailure } from './deliveries.js';
@@ -21,7 +28,7 @@ export function registerInspect(program: Command): void {
     .command('inspect')
     .description("serve the inspector on 127.0.0.1 against a deployed stage's delivery log")
     .option('--port <port>', 'port on 127.0.0.1 (default: a free one)', (value) => port(value))
-    .option('--bus <name|arn>', 'the event bus replays go to (default: "forgebridge-<stage>")')
+    .option('--bus <name|arn>', 'the event bus replays go to (default: the stage stack\'s "BusName" output)')
     .option(
       '--event-source <source>',
       'the EventBridge source (default: FORGEBRIDGE_SOURCE, else "forge.webhooks")',
@@ -90,7 +97,7 @@ async function inspect(options: InspectOptions): Promise<number> {
         stage: options.stage,
         eventBridge,
         s3,
-        busName: options.bus ?? `forgebridge-${options.stage}`,
+        busName: await stageBusName(options.bus, target, options.stack ?? `forgebridge-${options.stage}`),
         eventSource: options.eventSource ?? (process.env.FORGEBRIDGE_SOURCE || 'forge.webhooks'),
         archive: options.archive,
         ruleArns: options.rule,

@@ -13,6 +13,7 @@ import {
   type LogTarget,
   parseSince,
   resolveLogTarget,
+  stageBusName,
 } from '../delivery-log.js';
 import { CliError, ExitCodes } from '../errors.js';
 import { postDelivery } from '../http.js';
@@ -60,7 +61,7 @@ export function registerReplay(program: Command, version: string): void {
         .default(10_000)
         .argParser((value) => positiveInteger(value, '--timeout')),
     )
-    .option('--bus <name|arn>', 'AWS: the event bus (default: "forgebridge-<stage>")')
+    .option('--bus <name|arn>', 'AWS: the event bus (default: the stage stack\'s "BusName" output)')
     .option(
       '--event-source <source>',
       'AWS: the EventBridge source (default: FORGEBRIDGE_SOURCE, else "forge.webhooks")',
@@ -199,7 +200,7 @@ async function replayAws(
   const region = target.region;
   const config = region === undefined ? {} : { region };
   const eventBridge = new EventBridgeClient(config);
-  const busName = options.bus ?? `forgebridge-${stage}`;
+  const busName = await stageBusName(options.bus, target, options.stack ?? `forgebridge-${stage}`);
   const claimChecked = details.records.find((record) => record.payloadRef !== undefined);
   try {
     if (claimChecked !== undefined) {

@@ -10,7 +10,7 @@ import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { QueueMetrics } from '../../../lib/aws/index.js';
+import { MetricNames, QueueMetrics } from '../../../lib/aws/index.js';
 
 const root = new URL('../../../', import.meta.url).pathname;
 const run = promisify(execFile);
@@ -220,6 +220,39 @@ describe('osls package (offline, no credentials)', () => {
       RestrictPublicBuckets: true,
     });
     expect(bucket?.Properties.BucketEncryption).toBeDefined();
+  });
+
+  it("names nothing that is global across accounts or regions: the bucket is CloudFormation's, the dashboard has the region", () => {
+    // S3 bucket names are global to every AWS account of a partition: a fixed name fails every deploy but the first.
+    expect(resources.ClaimCheckBucket?.Properties.BucketName).toEqual({ Ref: 'AWS::NoValue' });
+    for (const [name, fn] of ofType('AWS::Lambda::Function')) {
+      const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+      if ('FORGEBRIDGE_BUCKET' in variables) {
+        expect(variables.FORGEBRIDGE_BUCKET, name).toEqual({ Ref: 'ClaimCheckBucket' });
+      }
+    }
+    expect(template.Outputs?.ClaimCheckBucketName?.Value).toEqual({ Ref: 'ClaimCheckBucket' });
+    // CloudWatch dashboards are global to an account.
+    expect(resources.OperationsDashboard?.Properties.DashboardName).toEqual({
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: CloudFormation's Fn::Sub placeholder
+      'Fn::Sub': 'forgebridge-ci-${AWS::Region}',
+    });
+  });
+
+  it('keeps what holds deliveries and tokens when the stack is removed or a table replaced', () => {
+    for (const name of ['DedupeTable', 'DeliveriesTable', 'TokenTable', 'ClaimCheckBucket']) {
+      const resource = resources[name] as Resource & {
+        DeletionPolicy?: string;
+        UpdateReplacePolicy?: string;
+      };
+      expect(resource.DeletionPolicy, name).toBe('Retain');
+      expect(resource.UpdateReplacePolicy, name).toBe('Retain');
+    }
+    // The queue and its dead letters: recoverable to any second of 35 days, and no DeleteTable by mistake.
+    expect(resources.DedupeTable?.Properties).toMatchObject({
+      DeletionProtectionEnabled: true,
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+    });
   });
 
   it('runs every function on nodejs22.x with its own role', () => {
@@ -808,6 +841,17 @@ describe('osls package: alarms, their topic and the dashboard', () => {
     }
   });
 
+  it("alarms when the retrier cannot read the queue's depth and age: a blind queue-age alarm is an alarm", () => {
+    expect(alarm('QueueStatsFailedAlarm')).toMatchObject({
+      Namespace: NAMESPACE,
+      MetricName: MetricNames.queueStatsFailed,
+      Dimensions: [{ Name: 'service', Value: 'forgebridge' }],
+      Statistic: 'Sum',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+  });
+
   it('alarms on errors of every scheduled function and on deliveries failed at the forge', () => {
     for (const name of ['reconcile', 'redrive', 'refresh']) {
       const id = `${name[0]?.toUpperCase()}${name.slice(1)}`;
@@ -886,10 +930,6 @@ describe('osls package: alarms, their topic and the dashboard', () => {
 
   it('builds a dashboard of deliveries, verdicts, ingest duration, queue, subscribers, reconciler and every alarm', () => {
     expect(resources.OperationsDashboard?.Type).toBe('AWS::CloudWatch::Dashboard');
-    // Dashboard names are global to an account: the region keeps the same stage in two regions apart.
-    expect(resources.OperationsDashboard?.Properties.DashboardName).toEqual({
-      'Fn::Sub': 'forgebridge-ci-${AWS::Region}',
-    });
     const { text, body } = dashboard();
     const titles = body.widgets.map((widget) => (widget.properties as { title: string }).title);
     expect(titles).toEqual([

@@ -1,0 +1,192 @@
+// A stage configured by config/<stage>.yml alone: `osls package` with nothing in the environment builds the stage
+// the file describes (its sources, forge, alarm address, log level), a redeploy from another shell builds the same
+// template as one from the shell that had every variable set, a variable still overrides the file, and a wrong
+// value stops osls with the file named. The same file read by `forgebridge config` shows the same settings.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const root = new URL('../../../', import.meta.url).pathname;
+const run = promisify(execFile);
+
+/** A stage of this test's own: its file lives in config/ for the test's length only. */
+const STAGE = `ci-file-${process.pid}`;
+const FILE = join(root, 'config', `${STAGE}.yml`);
+
+const SOURCES = [
+  { name: 'github', forge: 'github', secretParameter: `/forgebridge/${STAGE}/webhook-secret/github` },
+  {
+    name: 'gitlab-acme',
+    forge: 'gitlab',
+    secretParameter: `/forgebridge/${STAGE}/webhook-secret/gitlab-acme`,
+    verifyWith: 'token',
+  },
+];
+
+const STAGE_FILE = `# written by test/integration/infra/stage-config.test.ts
+FORGEBRIDGE_WEBHOOK_SOURCES:
+  - name: github
+    forge: github
+    secretParameter: /forgebridge/${STAGE}/webhook-secret/github
+  - name: gitlab-acme
+    forge: gitlab
+    secretParameter: /forgebridge/${STAGE}/webhook-secret/gitlab-acme
+    verifyWith: token
+FORGEBRIDGE_LOG_LEVEL: INFO
+FORGEBRIDGE_ALARM_EMAIL: ops@example.com
+FORGEBRIDGE_ALARM_QUIET_HOURS: 6
+FORGEBRIDGE_INGEST_TIMEOUT: 12
+`;
+
+/** The same settings as environment variables: what a deploy before config files needed in its shell. */
+const AS_VARIABLES = {
+  FORGEBRIDGE_WEBHOOK_SOURCES: JSON.stringify(SOURCES),
+  FORGEBRIDGE_LOG_LEVEL: 'INFO',
+  FORGEBRIDGE_ALARM_EMAIL: 'ops@example.com',
+  FORGEBRIDGE_ALARM_QUIET_HOURS: '6',
+  FORGEBRIDGE_INGEST_TIMEOUT: '12',
+};
+
+interface Resource {
+  Type: string;
+  Properties: Record<string, unknown>;
+}
+
+let dir: string;
+let workFolder: string;
+let osls: (args: string[], extra?: NodeJS.ProcessEnv) => Promise<{ stdout: string; stderr: string }>;
+let resources: Record<string, Resource>;
+let parameters: Record<string, { Default?: unknown }>;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'forgebridge-stage-config-'));
+  workFolder = `.esbuild/stage-config-${basename(dir)}`;
+  const home = join(dir, 'home');
+  // Nothing of the test's own environment: PATH and a throw-away HOME only.
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, '.config'),
+    XDG_DATA_HOME: join(home, '.local/share'),
+    XDG_CACHE_HOME: join(home, '.cache'),
+    SLS_TELEMETRY_DISABLED: '1',
+    SLS_NOTIFICATIONS_MODE: 'off',
+    FORGEBRIDGE_ESBUILD_WORK_FOLDER: workFolder,
+  };
+  osls = (args, extra = {}) =>
+    run(join(root, 'node_modules/.bin/osls'), args, {
+      cwd: root,
+      env: { ...env, ...extra },
+      timeout: 150_000,
+    });
+  writeFileSync(FILE, STAGE_FILE);
+  await osls(['package', '--stage', STAGE, '--package', join(dir, 'out')]);
+  const template = JSON.parse(
+    readFileSync(join(dir, 'out/cloudformation-template-update-stack.json'), 'utf8'),
+  );
+  resources = template.Resources;
+  parameters = template.Parameters;
+}, 200_000);
+
+afterAll(() => {
+  rmSync(FILE, { force: true });
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  if (workFolder !== undefined) rmSync(join(root, workFolder), { recursive: true, force: true });
+});
+
+function variablesOf(name: string): Record<string, unknown> {
+  const fn = resources[`${name[0]?.toUpperCase()}${name.slice(1)}LambdaFunction`];
+  if (fn === undefined) throw new Error(`no function ${name}`);
+  return (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+}
+
+describe('a stage configured by config/<stage>.yml alone', () => {
+  it("gives the ingest and the reconciler the file's sources, and the ingest's role each source's secret by name", () => {
+    expect(JSON.parse(String(variablesOf('ingest').FORGEBRIDGE_WEBHOOK_SOURCES))).toEqual(SOURCES);
+    expect(JSON.parse(String(variablesOf('reconcile').FORGEBRIDGE_WEBHOOK_SOURCES))).toEqual(SOURCES);
+    const policies = resources.IngestIamRoleLambdaExecution?.Properties.Policies as {
+      PolicyDocument: { Statement: { Action: string | string[]; Resource: unknown }[] };
+    }[];
+    const ssm = policies
+      .flatMap((policy) => policy.PolicyDocument.Statement)
+      .filter((statement) => [statement.Action].flat().includes('ssm:GetParameter'));
+    expect(ssm.map((statement) => statement.Resource)).toEqual([
+      SOURCES.map((source) => ({
+        'Fn::Sub': `arn:\${AWS::Partition}:ssm:\${AWS::Region}:\${AWS::AccountId}:parameter${source.secretParameter}`,
+      })),
+    ]);
+  });
+
+  it('takes the log level, the Lambda timeout, the alarm address and the per-source alarms from the file', () => {
+    expect(variablesOf('ingest').POWERTOOLS_LOG_LEVEL).toBe('INFO');
+    expect(resources.IngestLambdaFunction?.Properties.Timeout).toBe(12);
+    expect(variablesOf('ingest').FORGEBRIDGE_DEDUPE_LOCK_SECONDS).toBe('12');
+    expect(parameters.AlarmEmail?.Default).toBe('ops@example.com');
+    expect(
+      Object.keys(resources)
+        .filter((id) => id.startsWith('QuietSource'))
+        .sort(),
+    ).toEqual(['QuietSourceGithubAlarm', 'QuietSourceGitlabAcmeAlarm']);
+  });
+
+  it('builds the same stage from a shell without the variables as from one with every variable set', async () => {
+    const print = async (extra: NodeJS.ProcessEnv) =>
+      JSON.parse((await osls(['print', '--stage', STAGE, '--format', 'json'], extra)).stdout);
+    const fromFile = await print({});
+    rmSync(FILE);
+    try {
+      const [fromVariables, bare] = await Promise.all([print(AS_VARIABLES), print({})]);
+      expect(fromFile.functions).toEqual(fromVariables.functions);
+      expect(fromFile.resources).toEqual(fromVariables.resources);
+      // Without the file and without the variables: the defaults, a different stage.
+      expect(bare.functions.ingest.environment.FORGEBRIDGE_WEBHOOK_SOURCES).toBe('');
+    } finally {
+      writeFileSync(FILE, STAGE_FILE);
+    }
+  }, 120_000);
+
+  it('lets a variable set in the shell override the file, and names the bucket only when asked', async () => {
+    const printed = JSON.parse(
+      (
+        await osls(['print', '--stage', STAGE, '--format', 'json'], {
+          FORGEBRIDGE_LOG_LEVEL: 'DEBUG',
+          FORGEBRIDGE_BUCKET: 'acme-forgebridge-claim-checks-123456789012-eu-west-1',
+        })
+      ).stdout,
+    );
+    expect(printed.provider.environment.POWERTOOLS_LOG_LEVEL).toBe('DEBUG');
+    expect(printed.resources.Resources.ClaimCheckBucket.Properties.BucketName).toBe(
+      'acme-forgebridge-claim-checks-123456789012-eu-west-1',
+    );
+  }, 60_000);
+
+  it('stops osls on a wrong value, naming the setting and the file it came from', async () => {
+    writeFileSync(FILE, `${STAGE_FILE}FORGEBRIDGE_MAX_ENTRY_BYTES: lots\n`);
+    try {
+      await expect(osls(['print', '--stage', STAGE])).rejects.toMatchObject({
+        stdout: expect.stringContaining(
+          `"FORGEBRIDGE_MAX_ENTRY_BYTES" must be a positive number (the value from ${FILE})`,
+        ),
+      });
+    } finally {
+      writeFileSync(FILE, STAGE_FILE);
+    }
+  }, 60_000);
+
+  it('shows the same settings through forgebridge config --stage', async () => {
+    const { stdout } = await run(
+      join(root, 'node_modules/.bin/node'),
+      [join(root, 'bin/forgebridge.js'), 'config', '--stage', STAGE, '--json'],
+      { cwd: root, env: { PATH: process.env.PATH, HOME: join(dir, 'home') } },
+    );
+    const config = JSON.parse(stdout);
+    expect(config.file).toBe(FILE);
+    expect(JSON.parse(config.settings.FORGEBRIDGE_WEBHOOK_SOURCES)).toEqual(SOURCES);
+    expect(config.origins.FORGEBRIDGE_WEBHOOK_SOURCES).toBe('file');
+    expect(config.origins.FORGEBRIDGE_BUS_NAME).toBe('default');
+    expect(config.sources.map((source: { name: string }) => source.name)).toEqual(['github', 'gitlab-acme']);
+  });
+});
