@@ -3,8 +3,10 @@
 // pagination through the `Link` header, answers one delivery with its request headers and payload, and on
 // `POST .../attempts` delivers the payload again, signed as GitHub signs it, through `send` (the real ingest in
 // the tests and the local stack), recording the new attempt with the status it got. Every answer it sends is
-// kept in `responses`, so the tests validate each against GitHub's REST description. Faults (an API that is
-// down, a rate limit, a malformed answer, expired tokens) are switches.
+// kept in `responses`, so the tests validate each against GitHub's REST description. A query parameter outside
+// the range that description declares (`per_page` an integer up to 100, `status` `success` or `failure`) is
+// refused with a 400, the description's `bad_request`. Faults (an API that is down, a rate limit, a malformed
+// answer, expired tokens) are switches.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sign } from '../lib/webhooks/index.js';
@@ -83,7 +85,10 @@ export interface GitHubDeliveries {
   close(): Promise<void>;
 }
 
+/** `per_page`: "The number of results per page (max 100)", default 30 (@octokit/openapi). */
 const PER_PAGE_MAX = 100;
+/** `status`: `success` is a `status_code` in 200-399, `failure` in 400-599 (@octokit/openapi). */
+const STATUS_RANGES: Record<string, [number, number]> = { success: [200, 399], failure: [400, 599] };
 const DOC = 'https://docs.github.com/rest/webhooks/repo-deliveries';
 
 function statusText(code: number): string {
@@ -94,6 +99,24 @@ function statusText(code: number): string {
 function listItem(attempt: StandInAttempt) {
   const { body: _body, ...item } = attempt;
   return item;
+}
+
+/**
+ * The list query as GitHub's description declares it (`per_page` an integer in 1..100, default 30; `status`
+ * `success` or `failure`; `cursor` a string), or the message refusing the first parameter outside it.
+ */
+export function gitHubListQuery(
+  params: URLSearchParams,
+): { perPage: number; status: string | undefined; cursor: string | null } | { error: string } {
+  const perPage = params.get('per_page') ?? '30';
+  if (!/^\d+$/.test(perPage) || Number(perPage) < 1 || Number(perPage) > PER_PAGE_MAX) {
+    return { error: `"per_page" must be an integer from 1 to ${PER_PAGE_MAX}` };
+  }
+  const status = params.get('status') ?? undefined;
+  if (status !== undefined && !Object.hasOwn(STATUS_RANGES, status)) {
+    return { error: '"status" must be one of "success", "failure"' };
+  }
+  return { perPage: Number(perPage), status, cursor: params.get('cursor') };
 }
 
 /** Starts the stand-in on 127.0.0.1. */
@@ -185,18 +208,24 @@ export async function startGitHubDeliveries(options: GitHubDeliveriesOptions): P
     if (match === null || hook === undefined) return error(404, 'Not Found');
     const [, , id, attempts] = match;
     if (id === undefined && req.method === 'GET') {
-      const perPage = Math.min(
-        PER_PAGE_MAX,
-        Math.max(1, Number(url.searchParams.get('per_page') ?? 30) || 30),
-      );
-      const cursor = url.searchParams.get('cursor');
-      const start = cursor === null ? 0 : hook.attempts.findIndex((attempt) => `v1_${attempt.id}` === cursor);
+      const query = gitHubListQuery(url.searchParams);
+      if ('error' in query) return error(400, query.error);
+      const { perPage, cursor } = query;
+      const range = query.status === undefined ? undefined : STATUS_RANGES[query.status];
+      const listed =
+        range === undefined
+          ? hook.attempts
+          : hook.attempts.filter(
+              (attempt) => attempt.status_code >= range[0] && attempt.status_code <= range[1],
+            );
+      const start = cursor === null ? 0 : listed.findIndex((attempt) => `v1_${attempt.id}` === cursor);
       if (start < 0) return error(422, 'Validation Failed');
-      const page = hook.attempts.slice(start, start + perPage);
-      const next = hook.attempts[start + perPage];
+      const page = listed.slice(start, start + perPage);
+      const next = listed[start + perPage];
       const headers: Record<string, string> = {};
       if (next !== undefined) {
-        headers.link = `<http://127.0.0.1:${port}${url.pathname}?per_page=${perPage}&cursor=v1_${next.id}>; rel="next"`;
+        const filter = query.status === undefined ? '' : `&status=${query.status}`;
+        headers.link = `<http://127.0.0.1:${port}${url.pathname}?per_page=${perPage}${filter}&cursor=v1_${next.id}>; rel="next"`;
       }
       const items = page.map(listItem);
       if (faults.malformed) {

@@ -4,10 +4,12 @@
 // `POST .../events/:id/resend` sends the event again at once, as GitLab does (same `Idempotency-Key`, a new
 // `X-Gitlab-Event-UUID`), recording the new event with the status it got. Deliveries go through `send` (the
 // real ingest in the tests and the local stack) with the hook's secret in `X-Gitlab-Token`. Every answer it
-// sends is kept in `responses`, so the tests validate each against GitLab's documented fields. Faults (an API
-// that is down, a rate limit, a malformed answer) are switches.
+// sends is kept in `responses`, so the tests validate each against GitLab's documented fields. A query parameter
+// outside its declared range is refused as GitLab's API refuses it (lib/api/hooks/events.rb: `per_page` 1..20,
+// `status` a status code or a category, `page` an integer): 400 `{"error":"<name> does not have a valid value"}`.
+// Faults (an API that is down, a rate limit, a malformed answer) are switches.
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import { type RecordedAnswer, recordingAnswer, type SendDelivery, serveStandIn } from './stand-in-server.js';
 
 /** One event as GitLab's `GET .../hooks/:hook_id/events` lists it. */
@@ -76,7 +78,8 @@ export interface GitLabEvents {
   close(): Promise<void>;
 }
 
-const PER_PAGE_MAX = 100;
+/** GitLab's `per_page` for hook events: `values: 1..20`, default 20 (lib/api/hooks/events.rb). */
+const PER_PAGE_MAX = 20;
 const WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
 const TRIGGERS: Record<string, string> = {
   'Push Hook': 'push_hooks',
@@ -100,6 +103,37 @@ function matchesStatus(event: GitLabStandInEvent, filter: string): boolean {
   if (range === undefined) return event.response_status === filter;
   const code = Number(event.response_status);
   return code >= range[0] && code <= range[1];
+}
+
+/**
+ * The list query as GitLab's parameter declarations read it (Grape: `status` an array of known status codes or
+ * categories, comma-separated too; `per_page` an integer in 1..20; `page` an integer), or the message of the
+ * first parameter it refuses, in GitLab's words. Parameters GitLab does not declare are ignored, as Grape does.
+ */
+export function gitLabListQuery(
+  params: URLSearchParams,
+): { status: string[]; perPage: number; page: number } | { error: string } {
+  const integer = (name: string, fallback: number): number | { error: string } => {
+    const value = params.get(name);
+    if (value === null) return fallback;
+    if (!/^[+-]?\d+$/.test(value.trim())) return { error: `${name} is invalid` };
+    return Number(value);
+  };
+  const status = [...params.getAll('status'), ...params.getAll('status[]')].flatMap((value) =>
+    value.split(','),
+  );
+  if (
+    status.some((value) => !Object.hasOwn(STATUS_CATEGORIES, value) && !Object.hasOwn(STATUS_CODES, value))
+  ) {
+    return { error: 'status does not have a valid value' };
+  }
+  const perPage = integer('per_page', 20);
+  if (typeof perPage !== 'number') return perPage;
+  if (perPage < 1 || perPage > PER_PAGE_MAX) return { error: 'per_page does not have a valid value' };
+  const page = integer('page', 1);
+  if (typeof page !== 'number') return page;
+  // GitLab's offset pagination reads a page below 1 as the first.
+  return { status, perPage, page: Math.max(1, page) };
 }
 
 /** Starts the stand-in on 127.0.0.1. */
@@ -190,19 +224,16 @@ export async function startGitLabEvents(options: GitLabEventsOptions): Promise<G
     const match = /^\/api\/v4(\/(?:projects|groups)\/[^/]+\/hooks\/\d+)\/events(?:\/(\d+)\/resend)?$/.exec(
       url.pathname,
     );
+    const listing = match !== null && match[2] === undefined && req.method === 'GET';
+    // Grape checks the declared parameters before the endpoint looks the hook up.
+    const query = listing ? gitLabListQuery(url.searchParams) : undefined;
+    if (query !== undefined && 'error' in query)
+      return answer(req, res, 'error', 400, { error: query.error });
     const hook = match === null ? undefined : hooks.get(match[1] as string);
     if (match === null || hook === undefined) return error(404, '404 Not Found');
     const eventId = match[2];
-    if (eventId === undefined && req.method === 'GET') {
-      const filters = [...url.searchParams.getAll('status'), ...url.searchParams.getAll('status[]')];
-      if (filters.some((value) => !(value in STATUS_CATEGORIES) && !/^\d{3}$/.test(value))) {
-        return answer(req, res, 'error', 400, { error: 'status does not have a valid value' });
-      }
-      const perPage = Math.min(
-        PER_PAGE_MAX,
-        Math.max(1, Number(url.searchParams.get('per_page') ?? 20) || 20),
-      );
-      const page = Math.max(1, Number(url.searchParams.get('page') ?? 1) || 1);
+    if (query !== undefined) {
+      const { status: filters, perPage, page } = query;
       const since = Date.now() - WINDOW_MS;
       const listed = hook.events.filter(
         (event) =>

@@ -39,7 +39,9 @@ function errorsOf(label: string, definition: string, value: unknown): string[] {
 function queryOf(path: string): Record<string, unknown> {
   const query: Record<string, unknown> = {};
   const params = new URL(path, 'http://127.0.0.1').searchParams;
-  const status = [...params.getAll('status'), ...params.getAll('status[]')];
+  const status = [...params.getAll('status'), ...params.getAll('status[]')].flatMap((value) =>
+    value.split(','),
+  );
   if (status.length > 0) query.status = status;
   for (const [name, value] of params) if (name !== 'status' && name !== 'status[]') query[name] = value;
   return query;

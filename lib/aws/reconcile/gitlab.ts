@@ -12,8 +12,9 @@ import { ForgeApiError, ForgeApiErrorCodes, type ForgeHttpOptions, sendAuthorize
 import { nextLink } from './github.js';
 import type { DeliveryLogApi, ForgeDelivery, ForgePayload, HookAuth } from './types.js';
 
-/** The most events GitLab lists per page. */
-const MAX_PER_PAGE = 100;
+/** The most events GitLab lists per page: `per_page` is declared `values: 1..20` (lib/api/hooks/events.rb), and
+ * GitLab answers 400 to anything above. */
+const MAX_PER_PAGE = 20;
 /** The status our side answered that keeps the event's payload for the reconciler (Lambda's 6 MB limit). */
 const TOO_LARGE = 413;
 /** The delivery-id headers the ingest reads, in its order: `Idempotency-Key` (the same on a resend) first. */
@@ -90,7 +91,7 @@ export function parseGitLabEvent(value: unknown, what: string): GitLabEvent {
 export interface GitLabDeliveryLogOptions extends ForgeHttpOptions {
   hook: SourceHook;
   auth: HookAuth;
-  /** Events per page, at most 100. Default 100. */
+  /** Events per page, 1 to 20 (GitLab refuses more). Default 20. */
   perPage?: number | undefined;
 }
 

@@ -571,6 +571,33 @@ describe('reconcile() with a GitHub repository hook', () => {
     }
   });
 
+  it("the stand-in refuses with a 400, as GitHub's description declares, each list parameter outside its range, and filters by status", async () => {
+    resetHook();
+    await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(1), statusCode: 502 });
+    await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(2), statusCode: 302 });
+    await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(3), statusCode: 0 });
+    const token = (await localAuth().authorization()).slice('Bearer '.length);
+    const list = async (query: string) => {
+      const answer = await fetch(`${forge.url}${HOOK_PATH}/deliveries?${query}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      return {
+        status: answer.status,
+        body: (await answer.json()) as { status_code?: number; message?: string },
+      };
+    };
+    for (const query of ['per_page=101', 'per_page=0', 'per_page=ten', 'status=timeout', 'status=FAILURE']) {
+      const answer = await list(query);
+      expect([query, answer.status], answer.body.message).toEqual([query, 400]);
+    }
+    expect((await list('per_page=100')).status).toBe(200);
+    const codes = async (query: string) =>
+      ((await list(query)).body as unknown as { status_code: number }[]).map((item) => item.status_code);
+    expect(await codes('status=failure')).toEqual([502]);
+    expect(await codes('status=success')).toEqual([302]);
+    expect((await codes('per_page=1')).length).toBe(1);
+  });
+
   it("covers the three hook-delivery operations of GitHub's description and only the query parameters it declares", () => {
     const operations = new Set(
       forge.responses

@@ -302,7 +302,7 @@ describe('reconcile() with a GitLab project hook', () => {
     const broken = forge.responses.filter((response) => response.fault === 'malformed');
     expect(broken).toHaveLength(1);
     expect(gitLabResponseErrors(broken[0] as (typeof broken)[number])).toContain(
-      `GET /api/v4${PROJECT_HOOK}/events?per_page=100&page=1 200: /0 must have required property 'request_headers'`,
+      `GET /api/v4${PROJECT_HOOK}/events?per_page=20&page=1 200: /0 must have required property 'request_headers'`,
     );
   });
 
@@ -403,7 +403,46 @@ describe('reconcile() with a GitLab project hook', () => {
     expect(await statuses('status[]=client_failure&status[]=server_failure')).toEqual([]);
     expect(await statuses('status=202')).toEqual(['202']);
     expect(await statuses('status=200')).toEqual([]);
+    expect(await statuses('status=200,202')).toEqual(['202']);
     expect((await list('status=timeout')).status).toBe(400);
+  });
+
+  it('the stand-in refuses, as GitLab does, each list parameter outside its declared range', async () => {
+    resetHooks();
+    const refused = async (query: string) => {
+      const answer = await fetch(`${forge.api}${GROUP_HOOK}/events?${query}`, {
+        headers: { 'private-token': await authToken() },
+      });
+      return [answer.status, await answer.json()];
+    };
+    const invalid = (name: string) => [400, { error: `${name} does not have a valid value` }];
+    expect(await refused('per_page=100&page=1')).toEqual(invalid('per_page'));
+    expect(await refused('per_page=21')).toEqual(invalid('per_page'));
+    expect(await refused('per_page=0')).toEqual(invalid('per_page'));
+    expect(await refused('per_page=ten')).toEqual([400, { error: 'per_page is invalid' }]);
+    expect(await refused('page=two')).toEqual([400, { error: 'page is invalid' }]);
+    expect(await refused('status=299')).toEqual(invalid('status'));
+    expect(await refused('status=toString')).toEqual(invalid('status'));
+    expect((await refused('per_page=20&page=1'))[0]).toBe(200);
+  });
+
+  it('asks GitLab for 20 events a page by default, and lists 120 events over 6 pages', async () => {
+    resetHooks();
+    const started = Date.now();
+    for (let n = 0; n < 120; n += 1) {
+      await forge.deliver(PROJECT_HOOK, {
+        event: 'Issue Hook',
+        payload: payload(n),
+        at: started - 60_000 + n,
+        status: '200',
+      });
+    }
+    forge.responses.length = 0;
+    expect(await run()).toMatchObject({ listed: 120, failed: 0, errors: 0 });
+    const lists = forge.responses.filter((response) => response.operation === 'list');
+    expect(lists.map((response) => new URL(response.path, forge.api).search)).toEqual(
+      [1, 2, 3, 4, 5, 6].map((page) => `?per_page=20&page=${page}`),
+    );
   });
 });
 

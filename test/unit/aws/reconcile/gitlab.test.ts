@@ -155,15 +155,15 @@ describe('gitLabDeliveryLog().list()', () => {
 
   it('follows x-next-page, else the Link header past 10,000 events, and stops on an empty x-next-page', async () => {
     const { fetch, asked } = fakeFetch({
-      [`${base}?per_page=100&page=1`]: { headers: { 'x-next-page': '2' }, body: page(1) },
+      [`${base}?per_page=20&page=1`]: { headers: { 'x-next-page': '2' }, body: page(1) },
       // Without the x-* headers (GitLab leaves them out past 10,000 events): the Link header's next page.
-      [`${base}?per_page=100&page=2`]: {
+      [`${base}?per_page=20&page=2`]: {
         headers: {
-          link: `<${base}?page=3&per_page=100>; rel="next", <${base}?page=1&per_page=100>; rel="first"`,
+          link: `<${base}?page=3&per_page=20>; rel="next", <${base}?page=1&per_page=20>; rel="first"`,
         },
         body: page(2),
       },
-      [`${base}?page=3&per_page=100`]: { headers: { 'x-next-page': '' }, body: page(3) },
+      [`${base}?page=3&per_page=20`]: { headers: { 'x-next-page': '' }, body: page(3) },
     });
     const ids: number[] = [];
     for await (const items of gitLabDeliveryLog({ hook, auth, fetch }).list(0, 10)) {
@@ -178,7 +178,7 @@ describe('gitLabDeliveryLog().list()', () => {
       { link: '<https://elsewhere.example/steal?page=2>; rel="next"' },
       { 'x-next-page': '1' },
     ]) {
-      const { fetch } = fakeFetch({ [`${base}?per_page=100&page=1`]: { headers, body: page(1) } });
+      const { fetch } = fakeFetch({ [`${base}?per_page=20&page=1`]: { headers, body: page(1) } });
       const list = gitLabDeliveryLog({ hook, auth, fetch }).list(0, 10);
       await expect(
         (async () => {
@@ -191,7 +191,7 @@ describe('gitLabDeliveryLog().list()', () => {
   });
 
   it('has no payload for an event the last list did not answer 413', async () => {
-    const { fetch } = fakeFetch({ [`${base}?per_page=100&page=1`]: { headers: {}, body: page(1) } });
+    const { fetch } = fakeFetch({ [`${base}?per_page=20&page=1`]: { headers: {}, body: page(1) } });
     const api = gitLabDeliveryLog({ hook, auth, fetch });
     for await (const _ of api.list(0, 1)) {
       // one page
