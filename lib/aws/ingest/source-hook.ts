@@ -40,6 +40,15 @@ const NAME = /^[A-Za-z0-9_.-]+$/;
 // A GitLab path may nest groups (`group/subgroup/project`).
 const PATH = /^[A-Za-z0-9_.-]+(?:\/[A-Za-z0-9_.-]+)*$/;
 
+/**
+ * Whether a URL's host is this machine (`localhost`, `127.0.0.0/8`, `[::1]`): the only place a forge API may be
+ * reached over plain http (the local stack's stand-ins), since the hook's token and every answer the reconciler
+ * trusts travel over it.
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(hostname);
+}
+
 /** The forges whose sources cannot name a hook: they keep no delivery log the reconciler could read. */
 const NO_DELIVERY_LOG: ReadonlySet<Forge> = new Set(['gitea', 'forgejo', 'bitbucket']);
 
@@ -92,8 +101,11 @@ export function parseSourceHook(value: unknown, forge: Forge, label: (field?: st
   if (record.api !== undefined) {
     const api = record.api;
     const url = typeof api === 'string' && URL.canParse(api) ? new URL(api) : undefined;
-    if (url === undefined || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.search !== '') {
-      throw new TypeError(`${label('api')} must be an http(s) url without a query`);
+    const secure = url?.protocol === 'https:' || (url?.protocol === 'http:' && isLoopbackHost(url.hostname));
+    if (url === undefined || !secure || url.search !== '' || url.username !== '' || url.password !== '') {
+      throw new TypeError(
+        `${label('api')} must be an https url without a query or credentials (http only on loopback)`,
+      );
     }
     hook.api = (api as string).replace(/\/+$/, '');
   }

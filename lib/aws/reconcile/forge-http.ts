@@ -103,6 +103,33 @@ function isRateLimit(status: number, headers: Headers): boolean {
 }
 
 /**
+ * The body as text, counted while it is read: past `max` bytes the stream is cancelled and this rejects, so an
+ * answer without (or lying about) its `content-length` is never buffered whole.
+ */
+async function readBounded(response: Response, max: number): Promise<string> {
+  const declared = Number(response.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > max) {
+    await response.body?.cancel().catch(() => undefined);
+    throw new Error('body too large');
+  }
+  if (response.body === null) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    bytes += value.byteLength;
+    if (bytes > max) {
+      await reader.cancel().catch(() => undefined);
+      throw new Error('body too large');
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
  * Sends one request and reads its answer. A 2xx resolves; a 401 resolves too (the caller refreshes its token
  * once); anything else rejects with a {@link ForgeApiError} of the matching code.
  */
@@ -133,11 +160,7 @@ export async function sendForgeRequest(
   }
   let text: string;
   try {
-    const declared = Number(response.headers.get('content-length'));
-    const max = options.maxBodyBytes ?? 32 * 1024 * 1024;
-    if (Number.isFinite(declared) && declared > max) throw new Error('body too large');
-    text = await response.text();
-    if (Buffer.byteLength(text) > max) throw new Error('body too large');
+    text = await readBounded(response, options.maxBodyBytes ?? 32 * 1024 * 1024);
   } catch (error) {
     throw new ForgeApiError(ForgeApiErrorCodes.unavailable, `${what} failed: the answer could not be read`, {
       status: response.status,

@@ -117,6 +117,15 @@ export function gitHubDeliveryLog(options: GitHubDeliveryLogOptions): DeliveryLo
       const url = `${base}/${attempt.attemptId}`;
       const what = `GET ${new URL(url).pathname}`;
       const answer = await call('GET', url);
+      const fetched = parseGitHubDelivery(answer.json, what);
+      // The answer must be the attempt that was listed: the payload is published under the listed id.
+      if (
+        fetched.attemptId !== attempt.attemptId ||
+        fetched.deliveryId !== attempt.deliveryId ||
+        fetched.event !== attempt.event
+      ) {
+        throw malformed(what, `${answer.status} with another delivery's "id", "guid" or "event"`);
+      }
       const request = (answer.json as { request?: { headers?: unknown; payload?: unknown } } | null)?.request;
       const payload = request?.payload;
       if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {

@@ -126,7 +126,23 @@ describe('a source\'s "hook"', () => {
       [
         'github',
         { kind: 'org', org: 'a', id: 1, provider: 'p', api: 'ftp://x' },
-        '"FORGEBRIDGE_WEBHOOK_SOURCES[0].hook.api" must be an http(s) url without a query',
+        '"FORGEBRIDGE_WEBHOOK_SOURCES[0].hook.api" must be an https url without a query or credentials (http only on loopback)',
+      ],
+      [
+        'github',
+        { kind: 'org', org: 'a', id: 1, provider: 'p', api: 'http://ghe.example.com/api/v3' },
+        '"FORGEBRIDGE_WEBHOOK_SOURCES[0].hook.api" must be an https url without a query or credentials (http only on loopback)',
+      ],
+      [
+        'gitlab',
+        {
+          kind: 'project',
+          project: 'a/b',
+          id: 1,
+          provider: 'p',
+          api: 'http://127.0.0.1.evil.example/api/v4',
+        },
+        '"FORGEBRIDGE_WEBHOOK_SOURCES[0].hook.api" must be an https url without a query or credentials (http only on loopback)',
       ],
       [
         'gitlab',

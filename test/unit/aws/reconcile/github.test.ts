@@ -4,7 +4,12 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseSourceHook } from '../../../../lib/aws/ingest/source-hook.js';
 import { ForgeApiError } from '../../../../lib/aws/reconcile/forge-http.js';
-import { gitHubDeliveriesPath, nextLink, parseGitHubDelivery } from '../../../../lib/aws/reconcile/github.js';
+import {
+  gitHubDeliveriesPath,
+  gitHubDeliveryLog,
+  nextLink,
+  parseGitHubDelivery,
+} from '../../../../lib/aws/reconcile/github.js';
 
 const item = {
   id: 42,
@@ -103,5 +108,45 @@ describe('the parsers on any input', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('gitHubDeliveryLog().fetchPayload()', () => {
+  const hook = {
+    kind: 'repo' as const,
+    api: 'https://api.github.com',
+    provider: 'p',
+    owner: 'a',
+    repo: 'b',
+    id: 1,
+  };
+  const auth = { authorization: async () => 'Bearer t', renew: async () => undefined };
+  const listed = parseGitHubDelivery(item, 'GET x');
+  const answering = (body: unknown) =>
+    (async () =>
+      new Response(JSON.stringify(body), {
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+      })) as typeof fetch;
+  const request = { headers: { 'X-GitHub-Event': 'issues' }, payload: { action: 'opened' } };
+
+  it('returns the payload of the attempt that was listed', async () => {
+    const api = gitHubDeliveryLog({ hook, auth, fetch: answering({ ...item, request }) });
+    expect(await api.fetchPayload(listed)).toEqual({
+      headers: { 'x-github-event': 'issues' },
+      payload: { action: 'opened' },
+    });
+  });
+
+  it.each([
+    ['guid', { ...item, guid: 'another-delivery' }],
+    ['event', { ...item, event: 'push' }],
+    ['id', { ...item, id: 43 }],
+  ])('refuses an answer with another %s as forge_malformed', async (_field, other) => {
+    const api = gitHubDeliveryLog({ hook, auth, fetch: answering({ ...other, request }) });
+    await expect(api.fetchPayload(listed)).rejects.toMatchObject({
+      code: 'forge_malformed',
+      message: `GET /repos/a/b/hooks/1/deliveries/42 answered 200 with another delivery's "id", "guid" or "event"`,
+    });
   });
 });
