@@ -24,7 +24,11 @@ export interface ForgeApi {
   readonly url: string;
   /** The provider's current token from the token store (served from memory while fresh). */
   token(): Promise<AccessToken>;
-  /** A GET of `path` (relative to {@link url}, or absolute) with the current token. */
+  /**
+   * A GET of `path` (relative to {@link url}, or absolute on {@link url}'s own origin) with the current token.
+   * An absolute URL on any other origin or scheme (one taken from a payload) is a `TypeError`: the token goes
+   * nowhere but the configured API.
+   */
   get(path: string, options?: RequestOptions): Promise<Response>;
 }
 
@@ -52,11 +56,17 @@ export function createForgeApi(options: ForgeApiOptions = {}): ForgeApi {
     env,
   });
   const token = async () => (await tokens.store()).get();
+  const origin = new URL(config.forgeApiUrl).origin;
   return {
     url: config.forgeApiUrl,
     token,
     async get(path, requestOptions) {
-      const url = /^https?:\/\//i.test(path) ? path : `${config.forgeApiUrl}/${path.replace(/^\/+/, '')}`;
+      const absolute = /^[a-z][a-z0-9+.-]*:/i.test(path);
+      const url = absolute ? path : `${config.forgeApiUrl}/${path.replace(/^\/+/, '')}`;
+      if (!URL.canParse(url) || new URL(url).origin !== origin) {
+        // The URL itself is left out: it may carry a credential of its own.
+        throw new TypeError(`"path" must be relative to the forge api or on its origin (${origin})`);
+      }
       return (await token()).get(url, requestOptions);
     },
   };
