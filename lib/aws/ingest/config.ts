@@ -1,4 +1,4 @@
-import { type Forge, Forges, resolvePreset } from '../../webhooks/index.js';
+import { DEFAULT_TOLERANCE_SECONDS, type Forge, Forges, resolvePreset } from '../../webhooks/index.js';
 import { AwsDefaults } from '../constants.js';
 import { DEFAULT_SOURCE } from '../delivery-key.js';
 import { type Env, numberEnv, optionalEnv, requireEnv } from '../env.js';
@@ -193,15 +193,14 @@ function readWebhookSources(
     if (!(Forges as readonly string[]).includes(forge)) {
       throw new TypeError(`environment variable "FORGEBRIDGE_FORGE" must be one of ${forgeList()}`);
     }
-    return [
-      {
-        name: DEFAULT_WEBHOOK_SOURCE,
-        forge: forge as Forge,
-        secretParameter: fallback.secretParameter,
-        secretEnv: AwsDefaults.secretsEnvVar,
-        headers: fallback.headers,
-      },
-    ];
+    const only: WebhookSourceConfig = {
+      name: DEFAULT_WEBHOOK_SOURCE,
+      forge: forge as Forge,
+      secretParameter: fallback.secretParameter,
+      secretEnv: AwsDefaults.secretsEnvVar,
+      headers: fallback.headers,
+    };
+    return checkReplayWindows([only], env, () => '"FORGEBRIDGE_FORGE"');
   }
   for (const name of ['FORGEBRIDGE_FORGE', 'FORGEBRIDGE_EVENT_HEADER', 'FORGEBRIDGE_DELIVERY_HEADER']) {
     // Each source sets its own: a deployment-wide one would silently apply to some sources only.
@@ -223,6 +222,30 @@ function readWebhookSources(
   for (const [index, source] of sources.entries()) {
     if (seen.has(source.name)) throw new TypeError(`${label(index, 'name')} "${source.name}" is repeated`);
     seen.add(source.name);
+  }
+  return checkReplayWindows(sources, env, (index) => label(index));
+}
+
+/**
+ * A signed timestamp is accepted for `toleranceSeconds`; the dedupe record is what refuses the same delivery
+ * within that time. A record that expires first lets the same signed delivery in again: refused here, at cold
+ * start and at package time alike.
+ */
+function checkReplayWindows(
+  sources: WebhookSourceConfig[],
+  env: Env,
+  name: (index: number) => string,
+): WebhookSourceConfig[] {
+  const deploymentTtl = numberEnv('FORGEBRIDGE_DEDUPE_TTL_SECONDS', env) ?? AwsDefaults.dedupeTtlSeconds;
+  for (const [index, source] of sources.entries()) {
+    if (resolvePreset(source.forge).standardHeaders.length === 0 || source.verifyWith === 'token') continue;
+    const tolerance = source.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
+    const ttl = source.dedupeTtlSeconds ?? deploymentTtl;
+    if (tolerance >= ttl) {
+      throw new TypeError(
+        `${name(index)} accepts a signed timestamp for ${tolerance} s but keeps its dedupe record ${ttl} s: the timestamp tolerance ("toleranceSeconds") must be shorter than the dedupe lifetime ("dedupeTtlSeconds" or "FORGEBRIDGE_DEDUPE_TTL_SECONDS"), or a replay is accepted once the record expires`,
+      );
+    }
   }
   return sources;
 }

@@ -95,6 +95,17 @@ describe('readStageConfig', () => {
     ).toThrow('"FORGEBRIDGE_MAX_ENTRY_BYTES" must be a positive number (the value from the environment)');
   });
 
+  it('refuses at package time a source whose timestamp tolerance outlives its dedupe record', () => {
+    const file = stageFile(
+      'prod',
+      'FORGEBRIDGE_WEBHOOK_SOURCES:\n  - { name: pay, forge: standard, secretParameter: /p/pay, toleranceSeconds: 604800, dedupeTtlSeconds: 60 }\n',
+    );
+    expect(() => readStageConfig({ stage: 'prod', dir, env: {} })).toThrow(
+      `"FORGEBRIDGE_WEBHOOK_SOURCES[0]" accepts a signed timestamp for 604800 s but keeps its dedupe record 60 s`,
+    );
+    expect(() => readStageConfig({ stage: 'prod', dir, env: {} })).toThrow(file);
+  });
+
   it('refuses what a deploy would only find out on AWS', () => {
     const cases: [string, RegExp | string][] = [
       // A source without its secret parameter: the ingest could never read its secret.

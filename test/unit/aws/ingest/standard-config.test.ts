@@ -72,3 +72,46 @@ describe('readIngestConfig(): a dedupe record lifetime per source', () => {
     );
   });
 });
+
+describe('readIngestConfig(): a timestamp tolerance shorter than the dedupe lifetime', () => {
+  const refusal = (name: string, tolerance: number, ttl: number) =>
+    `${name} accepts a signed timestamp for ${tolerance} s but keeps its dedupe record ${ttl} s: the timestamp tolerance ("toleranceSeconds") must be shorter than the dedupe lifetime ("dedupeTtlSeconds" or "FORGEBRIDGE_DEDUPE_TTL_SECONDS"), or a replay is accepted once the record expires`;
+
+  it('refuses a tolerance of a week with a dedupe record of a minute, and one equal to it', () => {
+    const week = 7 * 24 * 60 * 60;
+    expect(() =>
+      readIngestConfig(
+        env([{ name: 'pay', forge: 'standard', toleranceSeconds: week, dedupeTtlSeconds: 60 }]),
+      ),
+    ).toThrow(new TypeError(refusal('"FORGEBRIDGE_WEBHOOK_SOURCES[0]"', week, 60)));
+    expect(() =>
+      readIngestConfig(env([{ name: 'a' }, { name: 'svix', forge: 'svix', dedupeTtlSeconds: 300 }])),
+    ).toThrow(new TypeError(refusal('"FORGEBRIDGE_WEBHOOK_SOURCES[1]"', 300, 300)));
+    // The deployment's lifetime applies to a source without its own; a single source from FORGEBRIDGE_FORGE too.
+    expect(() =>
+      readIngestConfig({
+        ...env([{ name: 'pay', forge: 'standard' }]),
+        FORGEBRIDGE_DEDUPE_TTL_SECONDS: '120',
+      }),
+    ).toThrow(new TypeError(refusal('"FORGEBRIDGE_WEBHOOK_SOURCES[0]"', 300, 120)));
+    expect(() =>
+      readIngestConfig({
+        FORGEBRIDGE_BUS_NAME: 'bus',
+        FORGEBRIDGE_DEDUPE_TABLE: 'dedupe',
+        FORGEBRIDGE_FORGE: 'standard',
+        FORGEBRIDGE_DEDUPE_TTL_SECONDS: '60',
+      }),
+    ).toThrow(new TypeError(refusal('"FORGEBRIDGE_FORGE"', 300, 60)));
+  });
+
+  it('takes a tolerance shorter than the lifetime, and a lifetime of any length where no timestamp is signed', () => {
+    const config = readIngestConfig(
+      env([
+        { name: 'pay', forge: 'standard', toleranceSeconds: 600, dedupeTtlSeconds: 601 },
+        { name: 'github', forge: 'github', dedupeTtlSeconds: 1 },
+        { name: 'gl', forge: 'gitlab', verifyWith: 'token', dedupeTtlSeconds: 1 },
+      ]),
+    );
+    expect(config.sources.map((source) => source.name)).toEqual(['pay', 'github', 'gl']);
+  });
+});
