@@ -18,7 +18,7 @@ function load(stage) {
   if (!resolved.has(stage)) {
     resolved.set(
       stage,
-      tsImport('../lib/aws/stage-config.ts', __filename).then(({ readStageConfig }) =>
+      tsImport('../lib/aws/stage/index.ts', __filename).then(({ readStageConfig }) =>
         readStageConfig({ stage, dir: join(__dirname, '..'), env: process.env, offline }),
       ),
     );

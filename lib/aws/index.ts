@@ -127,6 +127,20 @@ export {
   type SecretsProviderOptions,
 } from './secrets.js';
 export {
+  type AlarmSettings,
+  checkStageSettings,
+  parseStageFile,
+  readAlarmSettings,
+  readStageConfig,
+  type SettingOrigin,
+  type StageConfig,
+  type StageConfigOptions,
+  type StageSettingName,
+  StageSettingNames,
+  stageConfigPath,
+  stageDefaults,
+} from './stage/index.js';
+export {
   type ForgeApiConfig,
   type GitHubAppConfig,
   type GitHubAppPermissionLevel,

@@ -44,11 +44,15 @@ describe('the house rules', () => {
       for (const target of importsOf(file)) {
         const folder = libFolderOf(target);
         if (folder === undefined || folder === libFolderOf(file)) continue;
-        // The CLI's entry point is its barrel for bin/forgebridge.js; lib/aws has a second, SDK-free one.
+        // The CLI's entry point is its barrel for bin/forgebridge.js; lib/aws has two more, SDK-free ones (core,
+        // and a stage's settings).
         const barrels =
           folder === 'cli'
             ? ['lib/cli/run.ts', 'lib/cli/run.js']
-            : [`lib/${folder}/index.js`, ...(folder === 'aws' ? ['lib/aws/core/index.js'] : [])];
+            : [
+                `lib/${folder}/index.js`,
+                ...(folder === 'aws' ? ['lib/aws/core/index.js', 'lib/aws/stage/index.js'] : []),
+              ];
         if (!barrels.includes(target)) deep.push(`${file} -> ${target}`);
       }
     }
@@ -89,6 +93,28 @@ describe('the house rules', () => {
     visit('lib/aws/core/index.ts');
     expect(packages).toEqual([]);
     expect([...seen].sort()).toEqual(['lib/aws/constants.ts', 'lib/aws/core/index.ts', 'lib/aws/rules.ts']);
+  });
+
+  it("lib/aws/stage-config loads no AWS SDK: `osls package` and `forgebridge config` check a stage with the functions' own readers, SDK-free", () => {
+    const seen = new Set<string>();
+    const packages = new Set<string>();
+    const visit = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      const text = readFileSync(join(ROOT, file), 'utf8');
+      for (const match of text.matchAll(/^\s*(?:import|export)\s(?!type\s)[^;]*?from\s+'([^'.][^']*)'/gms)) {
+        if (!(match[1] as string).startsWith('node:')) packages.add(match[1] as string);
+      }
+      for (const match of text.matchAll(/^\s*(?:import|export)\s(?!type\s)[^;]*?from\s+'(\.[^']+)'/gms)) {
+        visit(relative(ROOT, resolve(ROOT, dirname(file), match[1] as string)).replace(/\.js$/, '.ts'));
+      }
+    };
+    visit('lib/aws/stage/index.ts');
+    expect(seen.has('lib/aws/ingest/config.ts')).toBe(true);
+    expect(
+      [...packages].filter((name) => name.startsWith('@aws-sdk/') || name.startsWith('@middy/')),
+    ).toEqual([]);
+    expect(packages.has('yaml')).toBe(true);
   });
 
   it('no arrow runs back up: lib imports neither functions/ nor local-stack/, functions/ not local-stack/', () => {

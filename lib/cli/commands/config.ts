@@ -1,6 +1,7 @@
 import { relative } from 'node:path';
 import type { Command } from 'commander';
-import { readStageConfig, type StageConfig } from '../../aws/core/index.js';
+// The stage's settings alone: the YAML parser and the functions' readers, never the AWS SDK.
+import { readStageConfig, type StageConfig } from '../../aws/stage/index.js';
 import { CliError } from '../errors.js';
 import { paint, print, printJson } from '../output.js';
 

@@ -1,0 +1,19 @@
+/**
+ * A stage's settings (`config/<stage>.yml`, the environment over it, the defaults), checked by the functions' own
+ * configuration readers: lib/aws's third entry, SDK-free, for `forgebridge config` and infra/config.cjs. It loads
+ * the YAML parser and those readers, which lib/aws/core does not.
+ */
+export {
+  type AlarmSettings,
+  checkStageSettings,
+  parseStageFile,
+  readAlarmSettings,
+  readStageConfig,
+  type SettingOrigin,
+  type StageConfig,
+  type StageConfigOptions,
+  type StageSettingName,
+  StageSettingNames,
+  stageConfigPath,
+  stageDefaults,
+} from '../stage-config.js';
