@@ -15,6 +15,7 @@ import {
   FORGE_API_RESOURCE,
   startAuthorizationServer,
 } from './authorization-server.js';
+import { type AwsCallRecorders, startAwsCallRecorders } from './aws-call-recorder.js';
 import { createTables, type DynamoDbLocal, startDynamoDbLocal } from './dynamodb.js';
 import { type ForgeApi, startForgeApi } from './forge-api.js';
 import { type ForgeStandIns, startForgeStandIns } from './forge-stand-ins.js';
@@ -24,6 +25,9 @@ import { type Offline, type OfflineOptions, type OfflinePorts, startOffline } fr
 import { freePort } from './ports.js';
 import { type LocalS3, startS3 } from './s3.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
+
+/** The region the functions are given (AWS_REGION). */
+const REGION = 'us-east-1';
 
 /** The development webhook secret `npm start` uses unless `FORGEBRIDGE_WEBHOOK_SECRET` is set. */
 export const DEVELOPMENT_WEBHOOK_SECRET = 'forgebridge-development-secret';
@@ -94,6 +98,12 @@ export interface LocalStackOptions {
    * `github` and `gitlab` sources, which then name their `hook`: the reconciler reads them. Default off.
    */
   forgeStandIns?: boolean;
+  /**
+   * Record every AWS call of the functions into this JSON-lines file: a recording proxy in front of each endpoint
+   * they reach (DynamoDB, S3, EventBridge; local-stack/aws-call-recorder.ts) forwards it and appends the IAM action
+   * and resource it needs, attributed by the function's User-Agent app id. Default off.
+   */
+  awsCallLog?: string;
 }
 
 /** A running local stack. */
@@ -222,13 +232,26 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
 
     const eventBridgePort = options.ports?.eventBridge ?? (await freePort());
+    const eventBridge = `http://127.0.0.1:${eventBridgePort}`;
+    let recorders: AwsCallRecorders | undefined;
+    if (options.awsCallLog !== undefined) {
+      recorders = await startAwsCallRecorders({
+        file: options.awsCallLog,
+        stage,
+        region: REGION,
+        names,
+        targets: { dynamodb: `http://127.0.0.1:${dynamodbPort}`, s3: s3.endpoint, events: eventBridge },
+      });
+      const started = recorders;
+      stops.push(() => started.stop());
+    }
     let busProxy: TcpProxy | undefined;
     if (options.busProxy === true) {
-      busProxy = await startTcpProxy({ targetPort: eventBridgePort });
+      // In front of the recorder: a stopped bus proxy refuses connections, as a bus that is down would.
+      busProxy = await startTcpProxy({ targetPort: recorders?.ports.events ?? eventBridgePort });
       const proxy = busProxy;
       stops.push(() => proxy.stop());
     }
-    const eventBridge = `http://127.0.0.1:${eventBridgePort}`;
 
     const oauthClients = [
       {
@@ -243,12 +266,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const env: Record<string, string> = {
       // The AWS SDK reads service endpoints from AWS_ENDPOINT_URL_<SERVICE>; serverless-offline passes every
       // AWS_* variable to the functions. s3rver checks signatures made with its own fixed key pair.
-      AWS_REGION: 'us-east-1',
+      AWS_REGION: REGION,
       AWS_ACCESS_KEY_ID: 'S3RVER',
       AWS_SECRET_ACCESS_KEY: 'S3RVER',
-      AWS_ENDPOINT_URL_DYNAMODB: `http://127.0.0.1:${dynamodbPort}`,
-      AWS_ENDPOINT_URL_S3: s3.endpoint,
-      AWS_ENDPOINT_URL_EVENTBRIDGE: busProxy?.url ?? eventBridge,
+      AWS_ENDPOINT_URL_DYNAMODB: recorders?.urls.dynamodb ?? `http://127.0.0.1:${dynamodbPort}`,
+      AWS_ENDPOINT_URL_S3: recorders?.urls.s3 ?? s3.endpoint,
+      AWS_ENDPOINT_URL_EVENTBRIDGE: busProxy?.url ?? recorders?.urls.events ?? eventBridge,
       FORGEBRIDGE_BUS_NAME: names.bus,
       FORGEBRIDGE_DEDUPE_TABLE: names.dedupeTable,
       FORGEBRIDGE_TOKEN_TABLE: names.tokenTable,
