@@ -1,10 +1,16 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import { testRunDir } from './test/setup/test-run.js';
 
 const setupFiles = ['test/setup/log-guard.ts'];
+// The run's shared folder (test/setup/test-run.ts): the e2e project records the functions' AWS calls there, the
+// iam project evaluates them, and the packaged template is kept there for the run.
+const runEnv = { FORGEBRIDGE_TEST_RUN_DIR: testRunDir().dir };
 
 export default defineConfig({
   // vitest keeps its cache under node_modules/.vite; nothing is written to $HOME.
   test: {
+    // Makes the run's folder new when the run starts and removes it when it ends.
+    globalSetup: ['test/setup/test-run.ts'],
     // `npm test` (scripts/test.mjs) turns coverage on for the whole suite; a run of a few files leaves it off,
     // since their coverage says nothing about the thresholds.
     coverage: {
@@ -26,7 +32,7 @@ export default defineConfig({
       // Print the numbers also when a test failed (vitest's default is to skip the report then).
       reportOnFailure: true,
     },
-    // Three groups, one after the other, each with its own worker count.
+    // Four groups, one after the other, each with its own worker count.
     projects: [
       {
         test: {
@@ -57,6 +63,7 @@ export default defineConfig({
           // One DynamoDB Local for every file of this project (each file makes tables of its own).
           globalSetup: ['test/setup/dynamodb-local.ts'],
           environment: 'node',
+          env: runEnv,
           // Integration files start real servers (DynamoDB Local, oidc-provider, s3rver): give them room and
           // keep at most two running at once on a 2-core machine.
           testTimeout: 60_000,
@@ -74,10 +81,25 @@ export default defineConfig({
           include: ['test/integration/stack/**/*.test.ts'],
           setupFiles,
           environment: 'node',
+          env: runEnv,
           testTimeout: 120_000,
           hookTimeout: 180_000,
           maxWorkers: 1,
           sequence: { groupOrder: 2 },
+        },
+      },
+      {
+        test: {
+          name: 'iam',
+          // Last: every AWS call the functions made in the e2e project, evaluated against each function's role in
+          // the packaged template (test/iam/recorded-calls.test.ts).
+          include: ['test/iam/**/*.test.ts'],
+          setupFiles,
+          environment: 'node',
+          env: runEnv,
+          testTimeout: 60_000,
+          hookTimeout: 180_000,
+          sequence: { groupOrder: 3 },
         },
       },
     ],

@@ -23,6 +23,11 @@ const env = {
   XDG_CACHE_HOME: join(home, '.cache'),
   SLS_TELEMETRY_DISABLED: '1',
   SLS_NOTIFICATIONS_MODE: 'off',
+  // The run's shared folder (test/setup/test-run.ts): the end-to-end suites record the functions' AWS calls there and
+  // the iam project evaluates them. Only a run of the whole suite requires a call of every function and judges the
+  // grants no call used (test/iam/recorded-calls.test.ts).
+  FORGEBRIDGE_TEST_RUN_DIR: join(home, 'test-run'),
+  FORGEBRIDGE_TEST_SCOPE: args.length === 0 ? 'full' : 'partial',
 };
 
 function run(label, command, commandArgs) {

@@ -3,6 +3,7 @@
 // functions' Powertools log lines in osls offline's log (`delivery received` of every subscriber, `forge api
 // called` of the example subscriber, `delivery recorded` of the local stage's recording subscriber).
 import { createHash } from 'node:crypto';
+import { join } from 'node:path';
 import type { FunctionLogRecord } from '../../local-stack/function-logs.js';
 import { type SignedDelivery, signDelivery } from '../../local-stack/sample-deliveries.js';
 import {
@@ -88,6 +89,11 @@ export interface Posted {
   body: unknown;
 }
 
+/** The AWS call log of a test run: one JSON line per call (local-stack/aws-call-recorder.ts). */
+export function awsCallLogOf(runDir: string): string {
+  return join(runDir, 'aws-calls.jsonl');
+}
+
 /** SHA-256 of `JSON.stringify(payload)`, as the recorder logs it. */
 export function digest(payload: unknown): string {
   return createHash('sha256').update(JSON.stringify(payload)).digest('hex');
@@ -104,8 +110,12 @@ export function digest(payload: unknown): string {
  * ```
  */
 export async function startTestStack(options: Omit<LocalStackOptions, 'output'> = {}): Promise<TestStack> {
+  // Every AWS call of the functions goes into the run's call log, which the iam project evaluates against their
+  // roles (vitest.config.ts names the run's folder; test/iam/recorded-calls.test.ts).
+  const runDir = process.env.FORGEBRIDGE_TEST_RUN_DIR;
+  const recording = runDir === undefined || runDir === '' ? {} : { awsCallLog: awsCallLogOf(runDir) };
   // The observation reads the log file: the output always goes there.
-  const stack = await startLocalStack({ ...options, output: 'file' });
+  const stack = await startLocalStack({ ...recording, ...options, output: 'file' });
   const prefix = `forgebridge-${stack.stage}-`;
   const keyOf = (record: FunctionLogRecord) => record.function_name.replace(prefix, '');
 

@@ -3,6 +3,7 @@
 // subscribers whose rules match, once each. What each subscriber received is read from outside the handlers:
 // their `delivery received` log lines, and the local stage's recorder (a digest of each payload it resolved).
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -167,7 +168,31 @@ export function routingSuite(stack: () => TestStack): void {
     });
 
     describe('local stack: bus failure', () => {
-      it('queues deliveries while the bus is unreachable (202 queued), and the retrier publishes each exactly once when it is back', async () => {
+      const logLines = () => {
+        if (t.stack.logFile === undefined) throw new Error('the test stack writes no log file');
+        return readFileSync(t.stack.logFile, 'utf8').split('\n');
+      };
+      /** The retrier's queue metric lines (embedded metric format) from line `from` of osls offline's log on. */
+      const queueMetrics = (from: number) =>
+        logLines()
+          .slice(from)
+          .filter((line) => line.startsWith('{') && line.includes('"QueueDepth"'))
+          .flatMap((line) => {
+            try {
+              return [
+                JSON.parse(line) as {
+                  QueueDepth: number;
+                  QueueOldestAgeSeconds: number;
+                  QueueStatsFailed?: number;
+                },
+              ];
+            } catch {
+              // the line being written
+              return [];
+            }
+          });
+
+      it('queues deliveries while the bus is unreachable (202 queued); the retrier reports them waiting, and publishes each exactly once when it is back', async () => {
         const proxy = t.stack.busProxy;
         if (proxy === undefined) throw new Error('the stack was started without a bus proxy');
         const { name, payload } = sampleDelivery('push');
@@ -177,9 +202,22 @@ export function routingSuite(stack: () => TestStack): void {
         let redelivered: Awaited<ReturnType<TestStack['post']>>;
         try {
           queued = await Promise.all(ids.map((id) => t.post(name, payload, { id })));
+          const mark = logLines().length;
           // The forge's redelivery (or a "Redeliver" press) while the bus is still down: kept once already.
           redelivered = await t.post(name, payload, { id: ids[0] });
           for (const id of ids) expect(t.receivedBy(id)).toEqual({});
+          // While they wait, a run of the retrier counts them and reads the oldest one's age (queue.stats(): a Query
+          // and a BatchGetItem of the dedupe table, which its role must allow: test/iam): the queue-age alarm's data.
+          await t.waitFor(
+            () =>
+              queueMetrics(mark).some(
+                (line) =>
+                  line.QueueDepth >= 2 &&
+                  line.QueueOldestAgeSeconds >= 0 &&
+                  line.QueueStatsFailed === undefined,
+              ),
+            { timeoutMs: 60_000, settleMs: 0 },
+          );
         } finally {
           await proxy.start();
         }
