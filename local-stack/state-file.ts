@@ -2,8 +2,7 @@
 // FORGEBRIDGE_STATE_FILE names another): what the `forgebridge` CLI needs to talk to it (every webhook source
 // with its forge, URL and secret; the delivery log's endpoint and table), and the sources as the ready banner
 // prints them.
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { writePrivateFile } from '../lib/cli/files.js';
 import type { LocalSource, LocalStack } from './stack.js';
 
 /** The state file's content. */
@@ -43,10 +42,12 @@ export function localStackState(stack: StateOf): LocalStackState {
   };
 }
 
-/** Writes {@link localStackState} of `stack` to `file` (its folder created), readable by its owner only. */
+/**
+ * Writes {@link localStackState} of `stack` to `file` (its folder created), readable by its owner only: also
+ * when the file was there before with a wider mode (it holds every source's secret).
+ */
 export function writeStateFile(stack: StateOf, file: string): void {
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, `${JSON.stringify(localStackState(stack), null, 2)}\n`, { mode: 0o600 });
+  writePrivateFile(file, `${JSON.stringify(localStackState(stack), null, 2)}\n`);
 }
 
 /**

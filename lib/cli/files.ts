@@ -1,4 +1,6 @@
+import { chmodSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { CliError } from './errors.js';
 
 const READ_ERRORS: Record<string, string> = {
@@ -39,4 +41,22 @@ export async function readPayloadFile(
     throw new CliError(`"${path}" must hold a JSON object`);
   }
   return { bytes, payload: payload as Record<string, unknown> };
+}
+
+/**
+ * Writes `text` to `path` readable by its owner only, whatever the file was before: written beside it with mode
+ * 0600, then renamed over it (an existing file's own mode would survive a plain write).
+ */
+export function writePrivateFile(path: string, text: string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.${Date.now()}.tmp`);
+  try {
+    writeFileSync(temporary, text, { mode: 0o600, flag: 'wx' });
+    // The umask may have taken bits from the mode on create: set it exactly.
+    chmodSync(temporary, 0o600);
+    renameSync(temporary, path);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw error;
+  }
 }

@@ -8,8 +8,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { GetFunctionConfigurationCommand, type LambdaClient } from '@aws-sdk/client-lambda';
-import { GetParameterCommand, PutParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import {
+  DescribeParametersCommand,
+  GetParameterCommand,
+  PutParameterCommand,
+  type SSMClient,
+} from '@aws-sdk/client-ssm';
+import {
+  AwsDefaults,
   type DeliveryLog,
   type DeliveryRecord,
   parseSecretList,
@@ -51,6 +57,15 @@ export function finishedList(current: readonly string[]): string[] {
   return [current[NEW_SECRET_POSITION] as string];
 }
 
+/**
+ * From when a delivery proves the forge signs with the new secret: the list's change plus the ingest's secret
+ * cache (a warm ingest keeps the list it read for that long). A delivery logged before it was verified against an
+ * older list, whose position 1 may have held another secret (the previous rotation's new one).
+ */
+export function provingSince(listChangedAt: number): number {
+  return listChangedAt + AwsDefaults.secretsMaxAgeSeconds * 1000;
+}
+
 /** What `finish` read of the log: the latest verified deliveries of the source and how many used the new secret. */
 export interface FinishCheck {
   readonly ok: boolean;
@@ -64,15 +79,22 @@ export interface FinishCheck {
 }
 
 /** Whether the `wanted` latest verified deliveries (newest first) were all verified by the new secret. */
-export function checkRecords(records: readonly DeliveryRecord[], wanted: number): FinishCheck {
-  const latest = records.slice(0, wanted);
+export function checkRecords(
+  records: readonly DeliveryRecord[],
+  wanted: number,
+  since?: number | undefined,
+): FinishCheck {
+  const received = (record: DeliveryRecord) => new Date(record.receivedAt).getTime();
+  const latest = records
+    .filter((record) => since === undefined || received(record) >= since)
+    .slice(0, wanted);
   const withNew = latest.filter((record) => record.secretIndex === NEW_SECRET_POSITION).length;
   const base = { seen: latest.length, withNew, wanted };
   if (latest.length < wanted) {
     return {
       ...base,
       ok: false,
-      reason: `the log holds ${latest.length} verified deliver${latest.length === 1 ? 'y' : 'ies'} of the source, ${wanted} wanted: wait for more, or pass "--force"`,
+      reason: `the log holds ${latest.length} verified deliver${latest.length === 1 ? 'y' : 'ies'} of the source${since === undefined ? '' : ` since ${new Date(since).toISOString()} (when the current list took effect)`}, ${wanted} wanted: wait for more, or pass "--force"`,
     };
   }
   if (withNew < wanted) {
@@ -86,11 +108,17 @@ export function checkRecords(records: readonly DeliveryRecord[], wanted: number)
 }
 
 /**
- * Reads the source's latest `wanted` verified deliveries and checks them: the list index holds no
- * `secretIndex`, so each record is read whole (one query per delivery).
+ * Reads the source's latest `wanted` verified deliveries received from `since` on and checks them: the list index
+ * holds no `secretIndex`, so each record is read whole (one query per delivery).
  */
-export async function checkLog(log: DeliveryLog, source: string, wanted: number): Promise<FinishCheck> {
-  const page = await log.list({ source, verdict: 'verified', limit: wanted });
+export async function checkLog(
+  log: DeliveryLog,
+  source: string,
+  wanted: number,
+  since: number,
+): Promise<FinishCheck> {
+  if (since > Date.now()) return checkRecords([], wanted, since);
+  const page = await log.list({ source, verdict: 'verified', limit: wanted, since });
   const records: DeliveryRecord[] = [];
   for (const summary of page.records) {
     const whole =
@@ -101,7 +129,16 @@ export async function checkLog(log: DeliveryLog, source: string, wanted: number)
           );
     records.push(whole ?? summary);
   }
-  return checkRecords(records, wanted);
+  return checkRecords(records, wanted, since);
+}
+
+/** A secret list as read, with what a later write compares against. */
+export interface SecretListState {
+  readonly secrets: string[];
+  /** The parameter's version (SSM), `undefined` where none is kept. */
+  readonly version: number | undefined;
+  /** When the list last changed, epoch ms (`LastModifiedDate`; 0 for a parameter that does not exist). */
+  readonly changedAt: number;
 }
 
 /** A source's secret list in an SSM parameter (SecureString). */
@@ -118,27 +155,59 @@ export class ParameterSecrets {
     return this.#name;
   }
 
-  /** The list, decrypted; `[]` for a parameter that does not exist. */
-  async read(): Promise<string[]> {
+  /** The list, decrypted, with its version and change time; `[]` for a parameter that does not exist. */
+  async read(): Promise<SecretListState> {
     try {
       const answer = await this.#ssm.send(
         new GetParameterCommand({ Name: this.#name, WithDecryption: true }),
       );
-      return parseSecretList(answer.Parameter?.Value ?? '');
+      return {
+        secrets: parseSecretList(answer.Parameter?.Value ?? ''),
+        version: answer.Parameter?.Version,
+        changedAt: answer.Parameter?.LastModifiedDate?.getTime() ?? 0,
+      };
     } catch (error) {
-      if ((error as { name?: unknown } | null)?.name === 'ParameterNotFound') return [];
+      if ((error as { name?: unknown } | null)?.name === 'ParameterNotFound') {
+        return { secrets: [], version: undefined, changedAt: 0 };
+      }
       throw error;
     }
   }
 
-  /** Overwrites the parameter with the list, comma-separated, as a SecureString. */
-  async write(secrets: readonly string[]): Promise<void> {
+  /**
+   * Overwrites the parameter with the list, comma-separated, as a SecureString under the KMS key it has: only if
+   * it is still at `read`'s version (someone else's rotation meanwhile is not lost).
+   *
+   * @throws CliError when the parameter changed since it was read, or its key cannot be read.
+   */
+  async write(secrets: readonly string[], read: SecretListState): Promise<void> {
+    // PutParameter with Overwrite and no KeyId moves a SecureString to aws/ssm: keep the parameter's own key.
+    let keyId: string | undefined;
+    try {
+      const described = await this.#ssm.send(
+        new DescribeParametersCommand({ ParameterFilters: [{ Key: 'Name', Values: [this.#name] }] }),
+      );
+      keyId = described?.Parameters?.find((parameter) => parameter.Name === this.#name)?.KeyId;
+    } catch (error) {
+      throw new CliError(
+        `parameter "${this.#name}" left unchanged: its KMS key could not be read (ssm:DescribeParameters: ${(error as { name?: string }).name ?? 'error'}), and overwriting it without the key would move it to aws/ssm`,
+        ExitCodes.failed,
+      );
+    }
+    const now = await this.read();
+    if (now.version !== read.version) {
+      throw new CliError(
+        `parameter "${this.#name}" left unchanged: it changed while this ran (version ${read.version ?? 'none'}, now ${now.version ?? 'none'}), maybe another rotation: run the command again`,
+        ExitCodes.failed,
+      );
+    }
     await this.#ssm.send(
       new PutParameterCommand({
         Name: this.#name,
         Value: secrets.join(','),
         Type: 'SecureString',
         Overwrite: true,
+        ...(keyId === undefined ? {} : { KeyId: keyId }),
       }),
     );
   }

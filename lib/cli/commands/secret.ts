@@ -1,3 +1,6 @@
+import { statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import type { Command } from 'commander';
@@ -5,6 +8,7 @@ import { AwsDefaults, isSourceName, parseSecretList, sourceSecretEnv } from '../
 import { type Forge, Forges } from '../../webhooks/index.js';
 import { awsFailure, openLog, resolveLogTarget, stageRegion } from '../delivery-log.js';
 import { CliError, ExitCodes } from '../errors.js';
+import { writePrivateFile } from '../files.js';
 import { readStackState, stateFile } from '../local-stack.js';
 import { paint, print } from '../output.js';
 import {
@@ -13,7 +17,9 @@ import {
   finishedList,
   newSecretFor,
   ParameterSecrets,
+  provingSince,
   rotatedList,
+  type SecretListState,
   stageSource,
 } from '../secret-rotation.js';
 
@@ -36,9 +42,13 @@ interface Store {
   readonly forge: Forge;
   /** `parameter "/forgebridge/prod/webhook-secret/github"` or `the local stack's source "github"`. */
   readonly label: string;
-  read(): Promise<string[]>;
-  /** Stores the list; locally, gives the restart that takes it instead (printed last). */
-  write(secrets: readonly string[]): Promise<string | undefined>;
+  /** The list, its version and when it last changed (a stage: the parameter's; locally: the stack's start). */
+  read(): Promise<SecretListState>;
+  /**
+   * Stores the list if it is still as `read` found it; locally, gives the restart that takes it instead (printed
+   * last).
+   */
+  write(secrets: readonly string[], read: SecretListState): Promise<string | undefined>;
   readonly local: boolean;
 }
 
@@ -91,7 +101,7 @@ async function rotate(options: SecretOptions): Promise<void> {
   const store = await openStore(options);
   const current = await store.read();
   const fresh = newSecretFor(store.forge);
-  const note = await store.write(rotatedList(current, fresh));
+  const note = await store.write(rotatedList(current.secrets, fresh), current);
   print(
     `${paint('bold', 'new secret')} of source "${options.source}" (shown once: ${pasteWhen(store.local)}):`,
   );
@@ -112,12 +122,15 @@ async function finish(options: SecretOptions): Promise<void> {
     throw new CliError('"--deliveries" must be a whole number from 1 to 1000');
   }
   const store = await openStore(options);
-  const remaining = finishedList(await store.read());
+  const current = await store.read();
+  const remaining = finishedList(current.secrets);
   if (options.force !== true) {
     const target = await resolveLogTarget(options);
     const { log, client } = openLog(target);
     try {
-      const check = await checkLog(log, options.source, wanted).catch((error: unknown) => {
+      // Only deliveries verified against this list count: older rows' position 1 may be another secret.
+      const since = store.local ? current.changedAt : provingSince(current.changedAt);
+      const check = await checkLog(log, options.source, wanted, since).catch((error: unknown) => {
         throw awsFailure(error, target, `table "${target.tableName}"`);
       });
       if (!check.ok) throw new CliError(`old secret kept: ${check.reason}`, ExitCodes.failed);
@@ -126,7 +139,7 @@ async function finish(options: SecretOptions): Promise<void> {
       client.destroy();
     }
   }
-  const note = await store.write(remaining);
+  const note = await store.write(remaining, current);
   print(`${capital(store.label)} now holds the new secret only: the old one no longer verifies.`);
   if (note !== undefined) print(note);
 }
@@ -180,10 +193,11 @@ async function stageStore(options: SecretOptions): Promise<Store> {
       secrets.read().catch((error: unknown) => {
         throw awsFailure(error, target, label);
       }),
-    write: (list) =>
-      secrets.write(list).then(
+    write: (list, read) =>
+      secrets.write(list, read).then(
         () => undefined,
         (error: unknown) => {
+          if (error instanceof CliError) throw error;
           throw awsFailure(error, target, label);
         },
       ),
@@ -213,13 +227,24 @@ function localStore(options: SecretOptions): Store {
     );
   }
   const variable = sourceSecretEnv(options.source);
+  const file = stateFile();
+  const state = typeof file === 'string' ? file : fileURLToPath(file);
+  const listFile = join(dirname(state), 'secrets', `${options.source}.env`);
   return {
     forge: options.forge ?? source.forge,
     label: `the local source "${options.source}"`,
     local: true,
-    read: async () => parseSecretList(source.secret),
-    write: async (list) =>
-      `The running local stack reads its secrets when it starts: restart it with ${variable}='${list.join(',')}' npm start`,
+    // The stack wrote its state file when it started with this list.
+    read: async () => ({
+      secrets: parseSecretList(source.secret),
+      version: undefined,
+      changedAt: statSync(state).mtimeMs,
+    }),
+    // The list goes into a file of the user's alone, never into a command line (and the shell's history).
+    write: async (list) => {
+      writePrivateFile(listFile, `${variable}='${list.join(',')}'\n`);
+      return `The running local stack reads its secrets when it starts: the list is in ${listFile} (readable by you only); restart it with: (set -a; . ${listFile}; set +a; npm start)`;
+    },
   };
 }
 

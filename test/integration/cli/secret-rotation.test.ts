@@ -2,7 +2,7 @@
 // DynamoDB Local: finish reads the log's records, written through DeliveryLog.record as the ingest writes them,
 // and removes the old secret only once the source's last N verified deliveries used the new one.
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -62,7 +62,13 @@ describe('forgebridge secret rotate / finish on the local stack', () => {
     expect(rotated.code).toBe(0);
     const fresh = /^ {2}([0-9a-f]{64})$/m.exec(rotated.stdout)?.[1] as string;
     expect(fresh).toMatch(/^[0-9a-f]{64}$/);
-    expect(rotated.stdout).toContain(`FORGEBRIDGE_WEBHOOK_SECRET_GITHUB='${OLD},${fresh}' npm start`);
+    // The list goes to a file of the user's, never into a command line to paste (and the shell's history).
+    const listFile = join(dir, 'secrets', 'github.env');
+    expect(rotated.stdout).toContain(`restart it with: (set -a; . ${listFile}; set +a; npm start)`);
+    expect(rotated.stdout).not.toContain(OLD);
+    expect(rotated.stdout.split(fresh)).toHaveLength(2);
+    expect(readFileSync(listFile, 'utf8')).toBe(`FORGEBRIDGE_WEBHOOK_SECRET_GITHUB='${OLD},${fresh}'\n`);
+    expect(statSync(listFile).mode & 0o777).toBe(0o600);
 
     // The stack restarted with the list: its state file says so.
     writeState(`${OLD},${fresh}`);
@@ -94,7 +100,25 @@ describe('forgebridge secret rotate / finish on the local stack', () => {
     expect(done.stderr).toBe('');
     expect(done.code).toBe(0);
     expect(done.stdout).toContain('the last 3 verified deliveries of source "github" used the new secret');
-    expect(done.stdout).toContain(`FORGEBRIDGE_WEBHOOK_SECRET_GITHUB='${fresh}' npm start`);
+    expect(done.stdout).not.toContain(fresh);
+    expect(readFileSync(join(dir, 'secrets', 'github.env'), 'utf8')).toBe(
+      `FORGEBRIDGE_WEBHOOK_SECRET_GITHUB='${fresh}'\n`,
+    );
+
+    // A second rotation [fresh, next] before any new delivery: the first rotation's rows (position 1 = fresh)
+    // prove nothing about next, and finish must not store [next] while the forge signs with fresh.
+    writeState(fresh);
+    const again = await runMain(['secret', 'rotate', '--source', 'github'], env);
+    expect(again.code).toBe(0);
+    const next = /^ {2}([0-9a-f]{64})$/m.exec(again.stdout)?.[1] as string;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    writeState(`${fresh},${next}`);
+    const locked = await runMain(finishArgs, env);
+    expect(locked.code).toBe(1);
+    expect(locked.stderr).toMatch(
+      /^forgebridge: old secret kept: the log holds 0 verified deliveries of the source since /,
+    );
+    expect(readFileSync(join(dir, 'secrets', 'github.env'), 'utf8')).toContain(`'${fresh},${next}'`);
   });
 
   it('refuses to finish with too few deliveries in the log, and without a rotation', async () => {
@@ -105,7 +129,7 @@ describe('forgebridge secret rotate / finish on the local stack', () => {
     const args = ['secret', 'finish', '--source', 'github', '--endpoint', ddb.endpoint, '--table', other];
     const empty = await runMain(args, env);
     expect(empty.code).toBe(1);
-    expect(empty.stderr).toContain('the log holds 0 verified deliveries of the source, 5 wanted');
+    expect(empty.stderr).toMatch(/the log holds 0 verified deliveries of the source since \S+ \(when the current list took effect\), 5 wanted/);
     writeState(OLD);
     const none = await runMain(args, env);
     expect(none.code).toBe(2);

@@ -1,6 +1,6 @@
 // How the CLI finds where to post: the local stack's sources from the state file `npm start` writes (each with
 // its forge, URL and own secret), "--source" and "--forge" picking one, and the forge-shaped samples `send` posts.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -65,6 +65,18 @@ describe('the state file', () => {
     expect(state.webhookUrl).toBe(base);
     expect(state.sources).toEqual(stackSources('stack-secret'));
     expect(state.sources?.map((source) => source.forge)).toEqual([...Forges]);
+  });
+
+  it('is readable by its owner only, also when an earlier one was readable by others', () => {
+    const file = join(dir, `state-${files + 1}.json`);
+    writeFileSync(file, '{}', { mode: 0o644 });
+    chmodSync(file, 0o644);
+    const env = stateOf(stackSources('stack-secret'));
+    expect(env.FORGEBRIDGE_STATE_FILE).toBe(file);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(readStackState(file).sources).toEqual(stackSources('stack-secret'));
+    // Nothing left beside it.
+    expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   });
 
   it('is found through FORGEBRIDGE_STATE_FILE, else in the repository', () => {

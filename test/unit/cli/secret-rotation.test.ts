@@ -1,11 +1,23 @@
 // `forgebridge secret rotate` / `finish` on a stage, with the SSM and Lambda clients mocked (aws-sdk-client-mock),
 // and the rotation's rules (the new secret's form, the list's order, the log check).
 import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-lambda';
-import { GetParameterCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import {
+  DescribeParametersCommand,
+  GetParameterCommand,
+  PutParameterCommand,
+  SSMClient,
+} from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { DeliveryRecord } from '../../../lib/aws/index.js';
-import { checkRecords, finishedList, newSecretFor, rotatedList } from '../../../lib/cli/secret-rotation.js';
+import {
+  checkLog,
+  checkRecords,
+  finishedList,
+  newSecretFor,
+  provingSince,
+  rotatedList,
+} from '../../../lib/cli/secret-rotation.js';
 import { readDelivery, sign, standardSecret } from '../../../lib/webhooks/index.js';
 import { runMain } from '../../helpers/cli-in-process.js';
 
@@ -25,22 +37,30 @@ const STAGE_ENV = {
 };
 const STAGE = ['--stage', 'prod', '--region', 'eu-west-1'];
 
-/** The SSM parameter, as the mock holds it. */
+/** The SSM parameter, as the mock holds it, with its version. */
 let stored: Record<string, string>;
+let versions: Record<string, number>;
+const KEY = 'arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab';
 
 beforeEach(() => {
   ssm.reset();
   lambda.reset();
   stored = { [PARAMETER]: CURRENT, '/forgebridge/prod/webhook-secret/mail': standardSecret() };
+  versions = {};
+  ssm.on(DescribeParametersCommand).callsFake((input: { ParameterFilters: { Values: string[] }[] }) => ({
+    Parameters: input.ParameterFilters[0]?.Values.map((Name) => ({ Name, Type: 'SecureString', KeyId: KEY })),
+  }));
   lambda.on(GetFunctionConfigurationCommand).resolves({ Environment: { Variables: STAGE_ENV } });
   ssm.on(GetParameterCommand).callsFake((input: { Name: string; WithDecryption?: boolean }) => {
     const value = stored[input.Name];
     if (value === undefined) throw Object.assign(new Error('not found'), { name: 'ParameterNotFound' });
-    return { Parameter: { Name: input.Name, Type: 'SecureString', Value: value } };
+    const Version = versions[input.Name] ?? 1;
+    return { Parameter: { Name: input.Name, Type: 'SecureString', Value: value, Version } };
   });
   ssm.on(PutParameterCommand).callsFake((input: { Name: string; Value: string }) => {
     stored[input.Name] = input.Value;
-    return { Version: 2 };
+    versions[input.Name] = (versions[input.Name] ?? 1) + 1;
+    return { Version: versions[input.Name] };
   });
 });
 
@@ -190,5 +210,92 @@ describe('forgebridge secret finish --stage --force', () => {
     const run = await runMain(['secret', 'finish', '--source', 'github', '--deliveries', '0', ...STAGE]);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('"--deliveries" must be a whole number from 1 to 1000');
+  });
+});
+
+describe('forgebridge secret rotate / finish --stage: the parameter as it is', () => {
+  it("keeps the parameter's own KMS key when it overwrites it", async () => {
+    const run = await runMain(['secret', 'rotate', '--source', 'github', ...STAGE]);
+    expect(run.code).toBe(0);
+    expect(ssm.commandCalls(PutParameterCommand)[0]?.args[0].input).toMatchObject({
+      Name: PARAMETER,
+      KeyId: KEY,
+    });
+  });
+
+  it('refuses, and writes nothing, when the key cannot be read', async () => {
+    ssm
+      .on(DescribeParametersCommand)
+      .rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException' }));
+    const run = await runMain(['secret', 'rotate', '--source', 'github', ...STAGE]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(
+      `forgebridge: parameter "${PARAMETER}" left unchanged: its KMS key could not be read (ssm:DescribeParameters: AccessDeniedException)`,
+    );
+    expect(ssm.commandCalls(PutParameterCommand)).toHaveLength(0);
+    expect(run.stdout + run.stderr).not.toContain(CURRENT);
+  });
+
+  it('refuses to overwrite a list another rotation changed while it ran, and writes nothing', async () => {
+    stored[PARAMETER] = `${CURRENT},the-new-one`;
+    // Someone else's rotate lands between finish's read and its write.
+    let reads = 0;
+    ssm.on(GetParameterCommand).callsFake((input: { Name: string }) => {
+      reads += 1;
+      const Version = reads === 1 ? 3 : 4;
+      return { Parameter: { Name: input.Name, Type: 'SecureString', Value: stored[input.Name], Version } };
+    });
+    const run = await runMain(['secret', 'finish', '--source', 'github', '--force', ...STAGE]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(
+      `parameter "${PARAMETER}" left unchanged: it changed while this ran (version 3, now 4), maybe another rotation`,
+    );
+    expect(ssm.commandCalls(PutParameterCommand)).toHaveLength(0);
+    expect(run.stderr).not.toContain('the-new-one');
+  });
+});
+
+describe('checkLog(): only deliveries verified against the current list count', () => {
+  /** A log of `rows` (newest first), filtered by `since` as the delivery log's index is. */
+  const fakeLog = (rows: DeliveryRecord[]) => {
+    const queries: { since?: unknown }[] = [];
+    const log = {
+      async list(query: { since?: number; limit: number }) {
+        queries.push(query);
+        const records = rows.filter((row) => (row.receivedAt as number) >= (query.since ?? 0));
+        return { records: records.slice(0, query.limit) };
+      },
+      async get() {
+        return undefined;
+      },
+    };
+    return { log: log as unknown as Parameters<typeof checkLog>[0], queries };
+  };
+  const at = (receivedAt: number, secretIndex: number) => ({ ...record(secretIndex), receivedAt });
+
+  it("refuses a second rotation's finish on the first one's rows: they predate the list's change and the secret cache", async () => {
+    const changedAt = Date.now() - 60_000;
+    // The first rotation's new secret (then at position 1) verified these, before [B,C] was stored.
+    const { log, queries } = fakeLog([
+      at(changedAt - 1_000, 1),
+      at(changedAt - 2_000, 1),
+      at(changedAt - 3_000, 1),
+    ]);
+    const check = await checkLog(log, 'github', 3, provingSince(changedAt));
+    expect(check).toMatchObject({ ok: false, seen: 0 });
+    expect(check.reason).toContain('the log holds 0 verified deliveries of the source since');
+    // Still inside the ingest's 5-minute secret cache: the log is not even read.
+    expect(queries).toEqual([]);
+  });
+
+  it('counts the deliveries received once the cache has expired', async () => {
+    const changedAt = Date.now() - 10 * 60_000;
+    const since = provingSince(changedAt);
+    expect(since).toBe(changedAt + 300_000);
+    const rows = [at(since + 3, 1), at(since + 2, 1), at(since + 1, 1), at(since - 1, 0)];
+    const { log, queries } = fakeLog(rows);
+    expect(await checkLog(log, 'github', 3, since)).toMatchObject({ ok: true, seen: 3, withNew: 3 });
+    expect(queries[0]).toMatchObject({ since, limit: 3, verdict: 'verified', source: 'github' });
+    expect((await checkLog(fakeLog(rows).log, 'github', 4, since)).ok).toBe(false);
   });
 });
