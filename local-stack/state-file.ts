@@ -2,7 +2,8 @@
 // FORGEBRIDGE_STATE_FILE names another): what the `forgebridge` CLI needs to talk to it (every webhook source
 // with its forge, URL and secret; the delivery log's endpoint and table), and the sources as the ready banner
 // prints them.
-import { writePrivateFile } from '../lib/cli/files.js';
+import { chmodSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { LocalSource, LocalStack } from './stack.js';
 
 /** The state file's content. */
@@ -47,7 +48,19 @@ export function localStackState(stack: StateOf): LocalStackState {
  * when the file was there before with a wider mode (it holds every source's secret).
  */
 export function writeStateFile(stack: StateOf, file: string): void {
-  writePrivateFile(file, `${JSON.stringify(localStackState(stack), null, 2)}\n`);
+  mkdirSync(dirname(file), { recursive: true });
+  // Written beside it with mode 0600 (exactly: the umask may take bits on create), then renamed over it: a
+  // plain write would keep an existing file's own mode. (lib/cli/files.ts's writePrivateFile, which the
+  // architecture rule keeps out of reach here.)
+  const temporary = `${file}.${process.pid}.tmp`;
+  try {
+    writeFileSync(temporary, `${JSON.stringify(localStackState(stack), null, 2)}\n`, { mode: 0o600 });
+    chmodSync(temporary, 0o600);
+    renameSync(temporary, file);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw error;
+  }
 }
 
 /**
