@@ -137,6 +137,12 @@ export async function startAwsCallRecorder(options: AwsCallRecorderOptions): Pro
       response.writeHead(answer.statusCode ?? 502, answer.statusMessage, answer.rawHeaders);
       answer.pipe(response);
       answer.on('close', () => done(answer.statusCode ?? 0));
+      // An answer cut short upstream is cut short here too.
+      answer.on('error', () => response.destroy());
+    });
+    // A client that goes away takes its upstream request with it.
+    response.on('close', () => {
+      if (!response.writableFinished) upstream.destroy();
     });
     upstream.on('error', () => {
       const status = response.headersSent ? response.statusCode : 0;
