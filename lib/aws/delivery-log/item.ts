@@ -145,7 +145,7 @@ export function itemOf(
   const validId = isDeliveryId(entry.deliveryId);
   const source = text(entry.source);
   const sent = forgeHeaders(entry.headers);
-  const headers = maskHeaders(sent);
+  const headers = maskHeaders(sent, entry.forge);
   const item: Record<string, unknown> = {
     [DeliveryLogTable.partitionKey]: validId
       ? deliveryPk(entry.deliveryId as string, source)

@@ -112,12 +112,55 @@ describe('maskHeaders', () => {
     });
   });
 
+  it("masks every header not known to be harmless for the preset: a forge user's own headers hold keys under any name", () => {
+    const custom = {
+      'X-Webhook-Key': 'k3y-value',
+      'X-Hmac': 'hm4c-value',
+      'X-Jwt': 'eyJ.jwt.value',
+      'Cf-Access-Jwt-Assertion': 'eyJ.cf.value',
+      'X-Shared-Key': 'sh4red-value',
+      'X-Anything': 'whatever-value',
+    };
+    const gitlab = maskHeaders(
+      {
+        ...custom,
+        'X-Gitlab-Event': 'Push Hook',
+        'X-Gitlab-Event-UUID': 'uuid-1',
+        'Idempotency-Key': 'key-1',
+        'X-Gitlab-Instance': 'https://gitlab.example.com',
+        'User-Agent': 'GitLab/17.6.0',
+        'Content-Type': 'application/json',
+      },
+      'gitlab',
+    );
+    for (const name of Object.keys(custom)) expect(gitlab[name.toLowerCase()], name).toBe('[masked]');
+    expect(JSON.stringify(gitlab)).not.toMatch(/value/);
+    expect(gitlab).toMatchObject({
+      'x-gitlab-event': 'Push Hook',
+      'x-gitlab-event-uuid': 'uuid-1',
+      'idempotency-key': 'key-1',
+      'x-gitlab-instance': 'https://gitlab.example.com',
+      'user-agent': 'GitLab/17.6.0',
+      'content-type': 'application/json',
+    });
+    // Harmless for one forge is not harmless for another.
+    expect(maskHeaders({ 'X-Gitlab-Instance': 'x' }, 'github')['x-gitlab-instance']).toBe('[masked]');
+    expect(maskHeaders({ 'X-GitHub-Hook-ID': '7', 'X-GitHub-Delivery': 'd' }, 'github')).toEqual({
+      'x-github-hook-id': '7',
+      'x-github-delivery': 'd',
+    });
+    expect(maskHeaders({ 'webhook-id': 'msg_1', 'webhook-timestamp': '1700000000' }, 'standard')).toEqual({
+      'webhook-id': 'msg_1',
+      'webhook-timestamp': '1700000000',
+    });
+  });
+
   it('bounds values and the number of headers', () => {
     const many = Object.fromEntries(
       Array.from({ length: 150 }, (_, i) => [`x-h-${String(i).padStart(3, '0')}`, 'v']),
     );
     expect(Object.keys(maskHeaders(many))).toHaveLength(100);
-    const long = maskHeaders({ 'x-long': 'y'.repeat(5000) })['x-long'];
+    const long = maskHeaders({ 'user-agent': 'y'.repeat(5000) })['user-agent'];
     expect(long?.length).toBe(1025);
     expect(maskHeaders(undefined)).toEqual({});
   });
