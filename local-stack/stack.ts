@@ -6,9 +6,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DeliveryLog, sourceSecretEnv } from '../lib/aws/index.js';
-import { type Forge, Forges, standardSecret } from '../lib/webhooks/index.js';
+import { DeliveryLog, readIngestConfig, readStageConfig, sourceSecretEnv } from '../lib/aws/index.js';
+import { type Forge, standardSecret } from '../lib/webhooks/index.js';
 import {
   type AuthorizationServer,
   DEFAULT_CLIENT,
@@ -32,14 +33,22 @@ const REGION = 'us-east-1';
 /** The development webhook secret `npm start` uses unless `FORGEBRIDGE_WEBHOOK_SECRET` is set. */
 export const DEVELOPMENT_WEBHOOK_SECRET = 'forgebridge-development-secret';
 
+/** The local stack's own settings: config/local.yml's values (`npm start` and the tests both run stage `local`). */
+const LOCAL_CONFIG = readStageConfig({
+  stage: 'local',
+  dir: fileURLToPath(new URL('..', import.meta.url)),
+  env: {},
+  offline: true,
+});
+
 /**
- * The webhook sources of the local stack: `default` (`/webhooks`, the generic preset) and one per forge, named
- * after it (`/webhooks/gitlab`), each with its own secret.
+ * The webhook sources of the local stack, as config/local.yml lists them: `default` (`/webhooks`, the generic preset)
+ * and one per forge, named after it (`/webhooks/gitlab`), each with its own secret.
  */
-export const LOCAL_SOURCES: readonly { name: string; forge: Forge }[] = [
-  { name: 'default', forge: 'generic' },
-  ...Forges.filter((forge) => forge !== 'generic').map((forge) => ({ name: forge, forge })),
-];
+export const LOCAL_SOURCES: readonly { name: string; forge: Forge }[] = readIngestConfig({
+  ...LOCAL_CONFIG.settings,
+  IS_OFFLINE: 'true',
+}).sources.map(({ name, forge }) => ({ name, forge }));
 
 /**
  * The secret of a local source: the stack's secret for `default`, else the secret with `-<source>` appended;
@@ -79,7 +88,7 @@ export interface LocalStackOptions {
   busProxy?: boolean;
   /** `FORGEBRIDGE_MAX_ENTRY_BYTES` of the ingest. Default: lib/aws' default (256 KB). */
   maxEntryBytes?: number;
-  /** Powertools log level of the functions. Default `INFO`. */
+  /** Powertools log level of the functions. Default: config/local.yml's (`INFO`). */
   logLevel?: string;
   /**
    * How often the stack invokes the retrier of queued deliveries through serverless-offline's Lambda API, one run
@@ -276,22 +285,15 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       FORGEBRIDGE_DEDUPE_TABLE: names.dedupeTable,
       FORGEBRIDGE_TOKEN_TABLE: names.tokenTable,
       FORGEBRIDGE_DELIVERIES_TABLE: names.deliveriesTable,
-      // Locally the log keeps each body (up to 300 KB), for the inspector's detail view and replay.
-      FORGEBRIDGE_DELIVERY_LOG_PAYLOAD: 'true',
       FORGEBRIDGE_BUCKET: names.bucket,
       FORGEBRIDGE_WEBHOOK_SECRET: secret,
-      // Offline, each source's secret comes from FORGEBRIDGE_WEBHOOK_SECRET[_<NAME>]; the parameter names only
-      // shape the IAM statement serverless.yml builds from this list.
+      // Offline, each source's secret comes from FORGEBRIDGE_WEBHOOK_SECRET[_<NAME>]. config/local.yml's sources; with the stand-ins, the github and gitlab ones name the hook the reconciler reads.
       FORGEBRIDGE_WEBHOOK_SOURCES: JSON.stringify(
-        LOCAL_SOURCES.map(({ name, forge }) => ({
-          name,
-          forge,
-          secretParameter: `/forgebridge/${stage}/webhook-secret/${name}`,
-          // With the stand-ins, the github and gitlab sources name the hook the reconciler reads.
-          ...(standIns !== undefined && (name === 'github' || name === 'gitlab')
-            ? { hook: standIns.hooks[name] }
-            : {}),
-        })),
+        (JSON.parse(LOCAL_CONFIG.settings.FORGEBRIDGE_WEBHOOK_SOURCES) as { name: string }[]).map((source) =>
+          standIns !== undefined && (source.name === 'github' || source.name === 'gitlab')
+            ? { ...source, hook: standIns.hooks[source.name] }
+            : source,
+        ),
       ),
       ...Object.fromEntries(
         LOCAL_SOURCES.filter(({ name }) => name !== 'default').map(({ name }) => [
@@ -302,18 +304,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       FORGEBRIDGE_OAUTH_CLIENTS: JSON.stringify(oauthClients),
       FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret,
       FORGEBRIDGE_FORGE_API_URL: forgeApi.url,
-      FORGEBRIDGE_LOG_LEVEL: options.logLevel ?? 'INFO',
-      // serverless-offline serves the ingest through the HTTP API's routes (it has no Function URL).
-      FORGEBRIDGE_HTTP_API: 'true',
-      // Every function runs in a worker thread of one process here: give them room on a busy machine.
-      FORGEBRIDGE_INGEST_TIMEOUT: '30',
-      FORGEBRIDGE_SUBSCRIBER_TIMEOUT: '30',
-      // A local bus that answers late is not a failed one: a PutEvents timed out and retried may publish twice.
-      FORGEBRIDGE_AWS_REQUEST_TIMEOUT_MS: '10000',
-      FORGEBRIDGE_PUBLISH_BUDGET_MS: '12000',
-      // The retrier runs every 2 s here, not every minute: a failed retry waits 1 s, doubling, not 30 s.
-      FORGEBRIDGE_QUEUE_RETRY_BASE_SECONDS: '1',
     };
+    // The rest of the functions' settings come from config/local.yml, through serverless.yml.
+    if (options.logLevel !== undefined) env.FORGEBRIDGE_LOG_LEVEL = options.logLevel;
     if (options.maxEntryBytes !== undefined) env.FORGEBRIDGE_MAX_ENTRY_BYTES = String(options.maxEntryBytes);
 
     const [dynamodb, offline] = await bothStarted(

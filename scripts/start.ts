@@ -93,7 +93,8 @@ try {
       http: await preferredPort(Number(env.FORGEBRIDGE_HTTP_PORT || 3000)),
       eventBridge: await preferredPort(Number(env.FORGEBRIDGE_EVENTBRIDGE_PORT || 4010)),
     },
-    logLevel: env.FORGEBRIDGE_LOG_LEVEL || 'INFO',
+    // config/local.yml's (INFO) unless the environment sets one.
+    ...(env.FORGEBRIDGE_LOG_LEVEL ? { logLevel: env.FORGEBRIDGE_LOG_LEVEL } : {}),
     // GitHub's and GitLab's delivery-log stand-ins (two small servers here): FORGEBRIDGE_FORGE_STAND_INS=off leaves them out.
     forgeStandIns: env.FORGEBRIDGE_FORGE_STAND_INS !== 'off',
     // A log file followed from here, never a pipe: a reader falling behind would stall serverless-offline.
