@@ -4,10 +4,14 @@ import type { Delivery } from './types.js';
 export const DEFAULT_SOURCE = 'default';
 
 /**
- * The key a delivery is deduped and queued under: its id, prefixed with its source (`source#<name>#<id>`) unless
- * that is the `default` one, so that two sources' delivery ids (two forges' counters) never collide.
+ * The key a delivery is deduped and queued under, the one rule for the ingest, the retrier, the reconciler, replay
+ * and the delivery log: its id, prefixed with its source (`source#<name>#<id>`) unless that is the `default` one,
+ * so that two sources' delivery ids (two forges' counters) never collide; and, where the forge names the hook that
+ * sent it (GitHub's `X-GitHub-Hook-ID`), that hook (`hook#<hook>#…`): GitHub's GUID names the event, so two Apps'
+ * or hooks' deliveries of one event are two deliveries, while a redelivery keeps both its GUID and its hook.
  */
-export function dedupeKeyOf(delivery: Pick<Delivery, 'id' | 'source'>): string {
-  const { id, source } = delivery;
-  return source === undefined || source === DEFAULT_SOURCE ? id : `source#${source}#${id}`;
+export function dedupeKeyOf(delivery: Pick<Delivery, 'id' | 'source' | 'hook'>): string {
+  const { id, source, hook } = delivery;
+  const key = source === undefined || source === DEFAULT_SOURCE ? id : `source#${source}#${id}`;
+  return hook === undefined || hook === '' ? key : `hook#${hook}#${key}`;
 }

@@ -41,6 +41,11 @@ export interface Delivery {
   action?: string | undefined;
   /** The configured source it came in through (`/webhooks/{source}`; `default` for `/webhooks`). */
   source?: string | undefined;
+  /**
+   * The hook that sent it, where the forge names one (GitHub's `X-GitHub-Hook-ID`): part of its identity, since
+   * GitHub gives one event the same delivery id at every hook ({@link dedupeKeyOf}).
+   */
+  hook?: string | undefined;
   /** The forge's own event name (`Merge Request Hook`). */
   nativeEvent?: string | undefined;
   /** The forge's own action (`open`). */
@@ -71,6 +76,8 @@ export interface DeliveryDetail {
   forge?: string;
   /** The configured source it came in through (`default` for `/webhooks`). */
   source?: string;
+  /** The hook that sent it (GitHub's `X-GitHub-Hook-ID`), where the forge names one: two Apps on one URL differ here. */
+  hook?: string;
   /** The forge's own event name (`Merge Request Hook`). */
   nativeEvent?: string;
   /** The forge's own action (`open`), when there is one. */

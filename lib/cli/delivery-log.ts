@@ -253,15 +253,11 @@ function requiredOutput(outputs: Record<string, string>, stackName: string, outp
 }
 
 /**
- * A deployed stage's event bus: `--bus`, else the stack's `BusName` output (read once with the log target, or now
- * when `--table` skipped the stack).
+ * A deployed stage's event bus: `--bus`, else the stack's `BusName` output (read with the log target); with
+ * `--table`, which skips the stack, the stage's default bus name (`forgebridge-<stage>`) unless `--bus` says another.
  */
-export async function stageBusName(
-  bus: string | undefined,
-  target: LogTarget,
-  stackName: string,
-): Promise<string> {
-  return nonEmpty(bus) ?? target.busName ?? (await stackOutput(stackName, BUS_NAME_OUTPUT, target.region));
+export function stageBusName(bus: string | undefined, target: LogTarget, stage: string): string {
+  return nonEmpty(bus) ?? target.busName ?? `forgebridge-${stage}`;
 }
 
 /** Every output of a CloudFormation stack, by key, read with one DescribeStacks. */

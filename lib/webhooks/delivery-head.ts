@@ -13,6 +13,8 @@ import type { DeliveryRequest } from './types.js';
 export interface DeliveryHead {
   readonly ok: true;
   readonly id: string;
+  /** The hook that sent it, where the preset reads one. */
+  readonly hook?: string;
   /** The event header's value, as the forge sent it. */
   readonly nativeName: string;
   /** The signatures to check: every HMAC-SHA256 one present, else the sha1 one, else the token. */
@@ -50,6 +52,11 @@ export function readDeliveryHead(
   if (nativeName === undefined) return missing(options.eventHeaders[0] as string);
   const id = firstHeader(headers, options.deliveryHeaders);
   if (id === undefined && options.requireDeliveryId) return missing(options.deliveryHeaders[0] as string);
+  const hook = firstHeader(headers, options.hookHeaders);
+  if (hook !== undefined && !HOOK_ID.test(hook)) {
+    return failure(400, ErrorCodes.invalidHeader, `"${options.hookHeaders[0]}" is not a hook id`);
+  }
+  const withHook = hook === undefined ? {} : { hook };
   if (options.standardHeaders.length > 0) {
     const standard = readStandardHead(
       (name) => readHeader(headers, name),
@@ -58,8 +65,17 @@ export function readDeliveryHead(
     );
     if (standard?.ok === false) return failure(standard.status, standard.code, standard.message);
     if (standard !== undefined) {
+      // The id the signature covers is the delivery's id: another id header that disagrees with it would let one
+      // signed delivery pass again and again under new ids (a GitLab Idempotency-Key, a svix-id beside webhook-*).
+      if (id !== undefined && id !== standard.id) {
+        return failure(
+          400,
+          ErrorCodes.invalidHeader,
+          `the delivery id header disagrees with the signed "${standard.idHeader}"`,
+        );
+      }
       const signatures: PresentSignature[] = [{ scheme: 'standard', value: standard.signature }];
-      return { ok: true, id: id ?? standard.id, nativeName, signatures, standard };
+      return { ok: true, id: standard.id, ...withHook, nativeName, signatures, standard };
     }
     // Standard Webhooks only (or GitLab required to sign): no signature header is a missing one.
     const tokenAllowed =
@@ -99,8 +115,11 @@ export function readDeliveryHead(
   } else {
     return missing((options.signatures[0] as SignatureSource).header);
   }
-  return { ok: true, id: id ?? '', nativeName, signatures };
+  return { ok: true, id: id ?? '', ...withHook, nativeName, signatures };
 }
+
+/** A hook id as forges send one: GitHub's number, Bitbucket's `{uuid}`. */
+const HOOK_ID = /^[A-Za-z0-9{}._:-]{1,128}$/;
 
 /**
  * Reads one header case-insensitively; the first value of a repeated header; `undefined` when absent, empty or

@@ -27,6 +27,8 @@ export interface ResolvedDeliveryOptions {
   readonly eventHeaders: readonly string[];
   /** Delivery id headers, lowercase, first present wins. */
   readonly deliveryHeaders: readonly string[];
+  /** Hook identity headers, lowercase, first present wins (the preset's). */
+  readonly hookHeaders: readonly string[];
   /** Signature headers, lowercase, with their schemes. */
   readonly signatures: readonly SignatureSource[];
   readonly allowSha1: boolean;
@@ -81,6 +83,7 @@ export function resolveDeliveryOptions(options: DeliveryOptions): ResolvedDelive
     forge: preset.forge,
     eventHeaders: event === undefined ? preset.eventHeaders : [event],
     deliveryHeaders: delivery === undefined ? preset.deliveryHeaders : [delivery],
+    hookHeaders: preset.hookHeaders,
     signatures: signatureSources(preset, headers),
     allowSha1: flag(options.allowSha1, true, 'allowSha1'),
     maxBodyBytes: positiveInteger(options.maxBodyBytes, DEFAULT_MAX_BODY_BYTES, 'maxBodyBytes'),

@@ -122,6 +122,7 @@ export function readDeliveryBody(
   return {
     ok: true,
     id: head.id,
+    ...(head.hook === undefined ? {} : { hook: head.hook }),
     name: route.name,
     action: route.action,
     forge: options.forge,

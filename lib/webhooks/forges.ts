@@ -48,6 +48,12 @@ export interface ForgePreset {
   /** Delivery id headers, in order of preference. */
   readonly deliveryHeaders: readonly string[];
   /**
+   * The header naming the hook that sent a delivery, where the forge's delivery id names the event rather than
+   * one hook's delivery of it (GitHub: two Apps or hooks on one URL get one event under one GUID). Part of the
+   * delivery's identity: two hooks' deliveries of one event are two deliveries (docs/forges.md, "Hook identity").
+   */
+  readonly hookHeaders: readonly string[];
+  /**
    * Signature headers. Every HMAC-SHA256 one present must match; a sha1 one counts only when no sha256 one is
    * present; a token only when no HMAC is present.
    */
@@ -79,20 +85,25 @@ const PRESETS: Readonly<Record<Forge, ForgePreset>> = {
     forge: 'generic',
     eventHeaders: ['x-forge-event'],
     deliveryHeaders: ['x-forge-delivery'],
+    hookHeaders: [],
     signatures: HUB_SIGNATURES,
     standardHeaders: [],
   },
   github: {
     forge: 'github',
     eventHeaders: ['x-github-event'],
+    // The GUID names the event, shared by every hook it is delivered to; X-GitHub-Hook-ID names the hook.
     deliveryHeaders: ['x-github-delivery'],
+    hookHeaders: ['x-github-hook-id'],
     signatures: HUB_SIGNATURES,
     standardHeaders: [],
   },
   gitea: {
     forge: 'gitea',
     eventHeaders: ['x-gitea-event'],
+    // A hook task's own UUID: already one per hook.
     deliveryHeaders: ['x-gitea-delivery'],
+    hookHeaders: [],
     signatures: [{ header: 'x-gitea-signature', scheme: 'hex-sha256' }, ...HUB_SIGNATURES],
     standardHeaders: [],
   },
@@ -100,6 +111,7 @@ const PRESETS: Readonly<Record<Forge, ForgePreset>> = {
     forge: 'forgejo',
     eventHeaders: ['x-forgejo-event', 'x-gitea-event'],
     deliveryHeaders: ['x-forgejo-delivery', 'x-gitea-delivery'],
+    hookHeaders: [],
     signatures: [
       { header: 'x-forgejo-signature', scheme: 'hex-sha256' },
       { header: 'x-gitea-signature', scheme: 'hex-sha256' },
@@ -110,7 +122,9 @@ const PRESETS: Readonly<Record<Forge, ForgePreset>> = {
   gitlab: {
     forge: 'gitlab',
     eventHeaders: ['x-gitlab-event'],
+    // Idempotency-Key is one hook's delivery (kept across its retries): already one per hook.
     deliveryHeaders: ['idempotency-key', 'x-gitlab-event-uuid'],
+    hookHeaders: [],
     signatures: [{ header: 'x-gitlab-token', scheme: 'token' }],
     // With a signing token, GitLab signs the Standard Webhooks way; its webhook-id equals Idempotency-Key.
     standardHeaders: [STANDARD_HEADERS],
@@ -120,6 +134,7 @@ const PRESETS: Readonly<Record<Forge, ForgePreset>> = {
     eventHeaders: ['x-event-key'],
     // X-Hook-UUID names the webhook, not the delivery: every delivery of one hook carries the same one.
     deliveryHeaders: ['x-request-uuid'],
+    hookHeaders: ['x-hook-uuid'],
     signatures: [{ header: 'x-hub-signature', scheme: 'sha256' }],
     standardHeaders: [],
   },
@@ -127,7 +142,9 @@ const PRESETS: Readonly<Record<Forge, ForgePreset>> = {
     forge: 'standard',
     // No event header: the event is the payload's `type` (`contact.created`).
     eventHeaders: [],
+    // The message id, the same for every endpoint it is sent to: each endpoint is a source of its own here.
     deliveryHeaders: [STANDARD_HEADERS.id],
+    hookHeaders: [],
     signatures: [{ header: STANDARD_HEADERS.signature, scheme: 'standard' }],
     standardHeaders: [STANDARD_HEADERS],
   },
@@ -136,6 +153,7 @@ const PRESETS: Readonly<Record<Forge, ForgePreset>> = {
     eventHeaders: [],
     // Svix's own names first; the Standard Webhooks names it can send instead are read too.
     deliveryHeaders: [SVIX_HEADERS.id, STANDARD_HEADERS.id],
+    hookHeaders: [],
     signatures: [
       { header: SVIX_HEADERS.signature, scheme: 'standard' },
       { header: STANDARD_HEADERS.signature, scheme: 'standard' },

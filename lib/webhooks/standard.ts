@@ -191,7 +191,14 @@ export function splitEventType(type: string): { name: string; action: string | u
 
 /** The Standard Webhooks headers found on a delivery, or why they are refused. */
 export type StandardHead =
-  | { readonly ok: true; readonly id: string; readonly timestamp: string; readonly signature: string }
+  | {
+      readonly ok: true;
+      readonly id: string;
+      readonly timestamp: string;
+      readonly signature: string;
+      /** The header the signed id came from (`webhook-id`, `svix-id`). */
+      readonly idHeader: string;
+    }
   | {
       readonly ok: false;
       readonly status: 400 | 401;
@@ -238,7 +245,7 @@ export function readStandardHead(
       const code = TIMESTAMP_CODES[check.reason];
       return { ok: false, status, reason: check.reason, code, header: set.timestamp, message };
     }
-    return { ok: true, id, timestamp, signature };
+    return { ok: true, id, timestamp, signature, idHeader: set.id };
   }
   return undefined;
 }

@@ -103,6 +103,11 @@ export type DeliveryResult =
       ok: true;
       /** Delivery id (`''` when absent and not required). */
       id: string;
+      /**
+       * The hook that sent it, where the forge names one (GitHub's `X-GitHub-Hook-ID`, Bitbucket's `X-Hook-UUID`):
+       * with the id, what tells two hooks' deliveries of one event apart.
+       */
+      hook?: string | undefined;
       /** Catalogue event name where the forge's event has one (`pull_request`), else the forge's own name. */
       name: string;
       /** Catalogue action (`opened`), the forge's own where none corresponds, or `undefined`. */

@@ -8,8 +8,8 @@ import {
   itemOf,
   type LogTable,
   RECORD_PREFIX,
-  SUBSCRIBERS_SK,
   subscribersOf,
+  subscribersSk,
   toRecord,
 } from './item.js';
 import { listRecords } from './list.js';
@@ -156,19 +156,25 @@ export class DeliveryLog {
       items.push(...(page.Items ?? []));
       start = page.LastEvaluatedKey;
     } while (start !== undefined);
-    const subscribersItem = items.find((item) => item[DeliveryLogTable.sortKey] === SUBSCRIBERS_SK);
-    const subscribers = subscribersOf(subscribersItem);
+    // One subscribers item per hook (GitHub gives two Apps' deliveries of one event one GUID).
+    const subscribersOfHook = (hook: string | undefined) =>
+      subscribersOf(items.find((item) => item[DeliveryLogTable.sortKey] === subscribersSk(hook)));
     const records = items
       .filter((item) => String(item[DeliveryLogTable.sortKey]).startsWith(RECORD_PREFIX))
-      .map((item) => ({ ...toRecord(item), subscribers }));
+      .map((item) => {
+        const record = toRecord(item);
+        return { ...record, subscribers: subscribersOfHook(record.hook) };
+      });
     const [latest] = records;
     if (latest === undefined) return undefined;
+    const hooks = [...new Set(records.flatMap((record) => (record.hook === undefined ? [] : [record.hook])))];
     return {
       deliveryId,
       ...(latest.source !== undefined ? { source: latest.source } : {}),
+      ...(hooks.length > 0 ? { hooks } : {}),
       latest,
       records,
-      subscribers,
+      subscribers: latest.subscribers,
     };
   }
 

@@ -70,9 +70,17 @@ function headerCount(headers: HeaderMap | undefined): number {
   return names.size;
 }
 
-/** The partition of a delivery: `delivery#` and its dedupe key (two sources' ids never share one). */
+/**
+ * The partition of a delivery id: `delivery#` and its dedupe key without the hook (two sources' ids never share
+ * one), so that every hook's records of one GitHub GUID are read together; each record names its hook.
+ */
 export function deliveryPk(deliveryId: string, source: string | undefined): string {
   return `${DELIVERY_PREFIX}${dedupeKeyOf({ id: deliveryId, source })}`;
+}
+
+/** The sort key of a delivery's subscribers item: one per hook, where the forge names one. */
+export function subscribersSk(hook: string | undefined): string {
+  return hook === undefined || hook === '' ? SUBSCRIBERS_SK : `${SUBSCRIBERS_SK}#hook#${hook}`;
 }
 
 export function dayOf(ms: number): string {
@@ -161,6 +169,7 @@ export function itemOf(
     action: text(entry.action),
     forge: text(entry.forge),
     source,
+    hook: text(entry.hook, 128),
     nativeEvent: text(entry.nativeEvent),
     nativeAction: text(entry.nativeAction),
     bodyBytes,

@@ -3,6 +3,7 @@
  * filters and cursor.
  */
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { Forges, resolvePreset } from '../../webhooks/index.js';
 import { AwsDefaults, DeliveryLogTable } from '../constants.js';
 import { positive } from '../rules.js';
 import { dayOf, epochMs, type LogTable } from './item.js';
@@ -13,7 +14,7 @@ import {
   type DeliveryRecord,
   DeliveryVerdicts,
 } from './schema.js';
-import { attachSubscribers } from './subscribers.js';
+import { attachHooks, attachSubscribers } from './subscribers.js';
 
 const MAX_LIMIT = 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -105,11 +106,17 @@ export async function listRecords(table: LogTable, query: DeliveryListQuery): Pr
       break;
     }
   }
-  const records = found.map((item) => {
+  const listed = found.map((item) => {
     const summary: Record<string, unknown> = {};
     for (const [name, value] of Object.entries(item)) if (SUMMARY.has(name)) summary[name] = value;
-    return summary as unknown as DeliveryRecord;
+    return { record: summary as unknown as DeliveryRecord, at: String(item[DeliveryLogTable.atAttribute]) };
   });
+  const records = listed.map(({ record }) => record);
+  // The hook is not in the list index: read it for the records of a forge that names hooks.
+  await attachHooks(
+    table,
+    listed.filter(({ record }) => record.forge !== undefined && forgeNamesHooks(record.forge)),
+  );
   if (query.subscribers === true) await attachSubscribers(table, records);
   const last = found.at(-1);
   return more && last !== undefined
@@ -165,4 +172,9 @@ async function queryShard(
     start = page.LastEvaluatedKey;
   } while (start !== undefined && items.length < need);
   return { items: items.slice(0, need), more: items.length > need || start !== undefined };
+}
+
+/** Whether a forge's deliveries name the hook that sent them (GitHub's `X-GitHub-Hook-ID`). */
+function forgeNamesHooks(forge: string): boolean {
+  return (Forges as readonly string[]).includes(forge) && resolvePreset(forge).hookHeaders.length > 0;
 }

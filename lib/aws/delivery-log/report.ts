@@ -13,16 +13,16 @@ export interface DeliveryReportOptions {
   logger?: Pick<LoggerLike, 'warn'> | undefined;
 }
 
-/** The part of an EventBridge event the report reads: `detail.delivery` and `detail.source`. */
+/** The part of an EventBridge event the report reads: `detail.delivery`, `detail.source` and `detail.hook`. */
 export interface ReportableEvent {
   detail?: unknown;
 }
 
-function detailOf(event: unknown): { delivery?: unknown; source?: unknown } | undefined {
+function detailOf(event: unknown): { delivery?: unknown; source?: unknown; hook?: unknown } | undefined {
   const detail = (event as ReportableEvent | undefined)?.detail;
   if (typeof detail === 'string') {
     try {
-      return JSON.parse(detail) as { delivery?: unknown; source?: unknown };
+      return JSON.parse(detail) as { delivery?: unknown; source?: unknown; hook?: unknown };
     } catch {
       return undefined;
     }
@@ -70,7 +70,7 @@ export function withDeliveryReport<A extends [unknown, ...unknown[]], R>(
   }
 
   async function report(
-    detail: { delivery?: unknown; source?: unknown } | undefined,
+    detail: { delivery?: unknown; source?: unknown; hook?: unknown } | undefined,
     outcome: 'ok' | 'error',
     started: number,
     error?: unknown,
@@ -84,6 +84,7 @@ export function withDeliveryReport<A extends [unknown, ...unknown[]], R>(
         durationMs: performance.now() - started,
         ...(outcome === 'error' ? { error: errorSummary(error) } : {}),
         ...(typeof detail?.source === 'string' ? { source: detail.source } : {}),
+        ...(typeof detail?.hook === 'string' ? { hook: detail.hook } : {}),
       });
     } catch (reportError) {
       try {

@@ -59,6 +59,8 @@ export interface DeliveryLogEntry {
   forge?: string | undefined;
   /** The configured source (`default` for `/webhooks`). */
   source?: string | undefined;
+  /** The hook that sent it, where the forge names one (`X-GitHub-Hook-ID`): two Apps' deliveries of one event. */
+  hook?: string | undefined;
   nativeEvent?: string | undefined;
   nativeAction?: string | undefined;
   /** Size of the raw body. Default `body.byteLength`, else 0. */
@@ -104,6 +106,8 @@ export interface DeliveryRecord {
   action?: string;
   forge?: string;
   source?: string;
+  /** The hook that sent it, where the forge names one (`X-GitHub-Hook-ID`). */
+  hook?: string;
   nativeEvent?: string;
   nativeAction?: string;
   bodyBytes: number;
@@ -144,6 +148,8 @@ export interface SubscriberReport {
   error?: { name: string; message?: string | undefined; code?: string | undefined } | undefined;
   /** The source the delivery came in through (`detail.source`); default `default`. */
   source?: string | undefined;
+  /** The hook that sent it (`detail.hook`), where the forge names one: each hook's delivery has its own outcomes. */
+  hook?: string | undefined;
 }
 
 /** One subscriber's latest outcome for a delivery, as stored. */
@@ -159,6 +165,11 @@ export interface SubscriberOutcome {
 export interface DeliveryDetails {
   deliveryId: string;
   source?: string;
+  /**
+   * The hooks its records came from, when the forge names them: two when two Apps or hooks received one GitHub
+   * event under one GUID (each record names its own; `subscribers` is the newest record's hook's).
+   */
+  hooks?: string[];
   /** The newest record. */
   latest: DeliveryRecord;
   /** Every record of the delivery id, newest first (a redelivery, a duplicate, a replay). */

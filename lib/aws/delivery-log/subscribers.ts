@@ -6,34 +6,88 @@ import { BatchGetCommand, type BatchGetCommandOutput, UpdateCommand } from '@aws
 import { AwsDefaults, DeliveryLogTable } from '../constants.js';
 import { isConditionalCheckFailed } from '../errors.js';
 import { isDeliveryId } from '../rules.js';
-import { deliveryPk, type LogTable, SUBSCRIBERS_SK, subscribersOf, text } from './item.js';
+import { deliveryPk, type LogTable, RECORD_PREFIX, subscribersOf, subscribersSk, text } from './item.js';
 import type { DeliveryRecord, SubscriberOutcome, SubscriberReport } from './schema.js';
 
-/** Sets each record's `subscribers` from its delivery's item: one BatchGetItem per 100 deliveries. */
+/** The items of `keys` (one BatchGetItem per 100, unprocessed keys asked again), by `pk` and `sk`. */
+async function batchGet(
+  table: LogTable,
+  keys: Map<string, Record<string, string>>,
+  projection?: string,
+): Promise<Map<string, Record<string, unknown>>> {
+  const found = new Map<string, Record<string, unknown>>();
+  const all = [...keys.values()];
+  for (let index = 0; index < all.length; index += 100) {
+    let pending: Record<string, unknown>[] | undefined = all.slice(index, index + 100);
+    for (let attempt = 0; pending !== undefined && pending.length > 0 && attempt < 5; attempt += 1) {
+      const request =
+        projection === undefined
+          ? { Keys: pending }
+          : {
+              Keys: pending,
+              ProjectionExpression: '#pk, #sk, #p',
+              ExpressionAttributeNames: projectionNames(projection),
+            };
+      const answer: BatchGetCommandOutput = await table.documents.send(
+        new BatchGetCommand({ RequestItems: { [table.tableName]: request } }),
+      );
+      for (const item of answer.Responses?.[table.tableName] ?? []) {
+        found.set(keyOf(item[DeliveryLogTable.partitionKey], item[DeliveryLogTable.sortKey]), item);
+      }
+      pending = answer.UnprocessedKeys?.[table.tableName]?.Keys;
+    }
+  }
+  return found;
+}
+
+function projectionNames(attribute: string): Record<string, string> {
+  return { '#pk': DeliveryLogTable.partitionKey, '#sk': DeliveryLogTable.sortKey, '#p': attribute };
+}
+
+function keyOf(pk: unknown, sk: unknown): string {
+  return `${String(pk)}\n${String(sk)}`;
+}
+
+/** Sets each record's `subscribers` from its delivery's (and hook's) item: one BatchGetItem per 100 deliveries. */
 export async function attachSubscribers(table: LogTable, records: DeliveryRecord[]): Promise<void> {
   const keys = new Map<string, Record<string, string>>();
   for (const record of records) {
     if (record.deliveryId === undefined) continue;
     const pk = deliveryPk(record.deliveryId, record.source);
-    keys.set(pk, { [DeliveryLogTable.partitionKey]: pk, [DeliveryLogTable.sortKey]: SUBSCRIBERS_SK });
+    const sk = subscribersSk(record.hook);
+    keys.set(keyOf(pk, sk), { [DeliveryLogTable.partitionKey]: pk, [DeliveryLogTable.sortKey]: sk });
   }
-  const byPk = new Map<string, Record<string, SubscriberOutcome>>();
-  const all = [...keys.values()];
-  for (let index = 0; index < all.length; index += 100) {
-    let pending: Record<string, unknown>[] | undefined = all.slice(index, index + 100);
-    for (let attempt = 0; pending !== undefined && pending.length > 0 && attempt < 5; attempt += 1) {
-      const answer: BatchGetCommandOutput = await table.documents.send(
-        new BatchGetCommand({ RequestItems: { [table.tableName]: { Keys: pending } } }),
-      );
-      for (const item of answer.Responses?.[table.tableName] ?? []) {
-        byPk.set(String(item[DeliveryLogTable.partitionKey]), subscribersOf(item));
-      }
-      pending = answer.UnprocessedKeys?.[table.tableName]?.Keys;
-    }
-  }
+  const found = await batchGet(table, keys);
   for (const record of records) {
     if (record.deliveryId === undefined) continue;
-    record.subscribers = byPk.get(deliveryPk(record.deliveryId, record.source)) ?? {};
+    const item = found.get(keyOf(deliveryPk(record.deliveryId, record.source), subscribersSk(record.hook)));
+    record.subscribers = subscribersOf(item);
+  }
+}
+
+/**
+ * Sets the `hook` of listed records whose forge names hooks (the list index holds no hook): one BatchGetItem
+ * of that attribute per 100 such records; `at` is each record's list-index sort key.
+ */
+export async function attachHooks(
+  table: LogTable,
+  records: { record: DeliveryRecord; at: string }[],
+): Promise<void> {
+  const keys = new Map<string, Record<string, string>>();
+  for (const { record, at } of records) {
+    if (record.deliveryId === undefined) continue;
+    const pk = deliveryPk(record.deliveryId, record.source);
+    const sk = `${RECORD_PREFIX}${at}`;
+    keys.set(keyOf(pk, sk), { [DeliveryLogTable.partitionKey]: pk, [DeliveryLogTable.sortKey]: sk });
+  }
+  if (keys.size === 0) return;
+  const found = await batchGet(table, keys, 'hook');
+  for (const { record, at } of records) {
+    if (record.deliveryId === undefined) continue;
+    const hook = found.get(
+      keyOf(deliveryPk(record.deliveryId, record.source), `${RECORD_PREFIX}${at}`),
+    )?.hook;
+    if (typeof hook === 'string') record.hook = hook;
   }
 }
 
@@ -81,7 +135,7 @@ export async function recordSubscriberOutcome(
   }
   const key = {
     [DeliveryLogTable.partitionKey]: deliveryPk(deliveryId, text(report.source)),
-    [DeliveryLogTable.sortKey]: SUBSCRIBERS_SK,
+    [DeliveryLogTable.sortKey]: subscribersSk(text(report.hook, 128)),
   };
   const expiresAt = Math.floor(now / 1000) + table.ttlSeconds;
   const names = { '#subs': 'subscribers', '#exp': DeliveryLogTable.ttlAttribute };

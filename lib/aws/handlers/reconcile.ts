@@ -115,6 +115,8 @@ export function createReconcileHandler(options: ReconcileHandlerOptions = {}): R
   const sources: ReconcileSource[] = config.sources.map((source) => ({
     name: source.name,
     forge: source.forge,
+    // GitHub's GUID is the event's: the hook's id (X-GitHub-Hook-ID) is part of its deliveries' dedupe key.
+    ...(source.forge === 'github' && source.hook.id !== undefined ? { hook: String(source.hook.id) } : {}),
     windowSeconds: source.windowSeconds,
     api: deliveryLogApi(source, config, deps),
   }));

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { AwsDefaults } from '../constants.js';
+import { dedupeKeyOf } from '../delivery-key.js';
 import type { Delivery, PayloadRef } from '../types.js';
 
 /** Options of {@link ClaimCheck}. Defaults live in {@link AwsDefaults}. */
@@ -12,8 +13,9 @@ export interface ClaimCheckOptions {
 }
 
 /**
- * The S3 key of a claim-checked delivery: `<prefix>YYYY/MM/DD/<url-encoded id>.json` (UTC date), so a
- * lifecycle rule can expire it and a redelivery overwrites the same object.
+ * The S3 key of a claim-checked delivery: `<prefix>YYYY/MM/DD/<url-encoded key>.json` (UTC date), `key` being the
+ * delivery's dedupe key ({@link dedupeKeyOf}: its id, source and hook), so a lifecycle rule can expire it, a
+ * redelivery overwrites the same object, and two sources' or two hooks' deliveries under one id never share one.
  */
 export function claimCheckKey(prefix: string, id: string, at: Date): string {
   const yyyy = at.getUTCFullYear();
@@ -43,7 +45,7 @@ export class ClaimCheck {
   /** Puts the raw body; resolves the reference once S3 has it. */
   async store(delivery: Delivery, options: { abortSignal?: AbortSignal } = {}): Promise<PayloadRef> {
     const sha256 = createHash('sha256').update(delivery.rawBody).digest('hex');
-    const key = claimCheckKey(this.#prefix, delivery.id, new Date());
+    const key = claimCheckKey(this.#prefix, dedupeKeyOf(delivery), new Date());
     await this.#s3.send(
       new PutObjectCommand({
         Bucket: this.bucket,

@@ -131,6 +131,7 @@ export function deliveryLog(
       if (webhook !== undefined) {
         Object.assign(entry, {
           deliveryId: webhook.id,
+          hook: webhook.hook,
           event: webhook.name,
           action: webhook.action,
           forge: webhook.forge,

@@ -86,7 +86,9 @@ function deliveryAction(delivery: DeliveryFields): string | undefined {
 }
 
 type DeliveryFields = Pick<Delivery, 'id' | 'name' | 'payload'> &
-  Partial<Pick<Delivery, 'action' | 'forge' | 'source' | 'nativeEvent' | 'nativeAction' | 'verified'>>;
+  Partial<
+    Pick<Delivery, 'action' | 'forge' | 'source' | 'hook' | 'nativeEvent' | 'nativeAction' | 'verified'>
+  >;
 
 /**
  * Builds the one PutEvents entry of a delivery: `detail = { delivery, event, action?, forge?, source?,
@@ -96,15 +98,16 @@ type DeliveryFields = Pick<Delivery, 'id' | 'name' | 'payload'> &
  */
 export function buildEventEntry(delivery: DeliveryFields, options: EventEntryOptions): DeliveryEntry {
   const action = deliveryAction(delivery);
-  // Key order: delivery, event, action?, forge?, source?, nativeEvent?, nativeAction?, payload, payloadRef?
+  // Key order: delivery, event, action?, forge?, source?, hook?, nativeEvent?, nativeAction?, payload, payloadRef?
   // (readable in the console, stable in tests).
-  const { forge, source, nativeEvent, nativeAction, verified } = delivery;
+  const { forge, source, hook, nativeEvent, nativeAction, verified } = delivery;
   const detail: DeliveryDetail = {
     delivery: delivery.id,
     event: delivery.name,
     ...(action === undefined ? {} : { action }),
     ...(forge === undefined ? {} : { forge }),
     ...(source === undefined ? {} : { source }),
+    ...(hook === undefined ? {} : { hook }),
     ...(nativeEvent === undefined ? {} : { nativeEvent }),
     ...(nativeAction === undefined ? {} : { nativeAction }),
     ...(verified === undefined ? {} : { verified }),

@@ -130,6 +130,7 @@ export function createIngest(options: IngestOptions): IngestHandler {
       delivery: id,
       event: name,
       ...(webhook.source === undefined ? {} : { source: webhook.source }),
+      ...(webhook.hook === undefined ? {} : { hook: webhook.hook }),
     };
     const delivery: Delivery = { id, name, payload, rawBody: event.rawBody };
     if (webhook.forge !== undefined) {
@@ -139,8 +140,10 @@ export function createIngest(options: IngestOptions): IngestHandler {
       if (webhook.nativeName !== undefined) delivery.nativeEvent = webhook.nativeName;
       if (webhook.nativeAction !== undefined) delivery.nativeAction = webhook.nativeAction;
     }
-    // Part of the dedupe key (dedupeKeyOf): two sources' delivery ids never collide.
+    // Part of the dedupe key (dedupeKeyOf): two sources' delivery ids never collide, nor two hooks' deliveries of one
+    // event (GitHub's GUID is the event's).
     if (webhook.source !== undefined) delivery.source = webhook.source;
+    if (webhook.hook !== undefined) delivery.hook = webhook.hook;
     let outcome: Awaited<ReturnType<typeof dedupedPublish>>;
     try {
       outcome = await dedupedPublish(delivery, context);

@@ -38,6 +38,8 @@ export interface ForgeWebhookOptions {
 export interface ForgeWebhook {
   /** The delivery id header (`X-Forge-Delivery`). */
   readonly id: string;
+  /** The hook that sent it, where the forge names one (`X-GitHub-Hook-ID`). */
+  readonly hook?: string | undefined;
   /** The catalogue event name (`pull_request`), forge-neutral (`forge_app_authorization`). */
   readonly name: string;
   /** The catalogue action (`opened`), mapped from the forge's own; `undefined` when there is none. */
@@ -175,6 +177,7 @@ export function forgeWebhook(options: ForgeWebhookOptions): MiddlewareObj<ForgeW
       }
       event.webhook = {
         id: result.id,
+        ...(result.hook === undefined ? {} : { hook: result.hook }),
         name: result.name,
         action: result.action,
         forge: result.forge,

@@ -46,6 +46,7 @@ export interface QueuedDelivery {
   forge?: string;
   action?: string;
   source?: string;
+  hook?: string;
   nativeEvent?: string;
   nativeAction?: string;
   /** Epoch ms when the ingest queued it. */
@@ -77,7 +78,7 @@ function keyOfRecord(record: QueuedDelivery): Pick<Delivery, 'id' | 'source'> {
     ? { id: record.delivery }
     : { id: record.delivery, source: record.source };
 }
-const ROUTE_FIELDS = ['forge', 'action', 'source', 'nativeEvent', 'nativeAction'] as const;
+const ROUTE_FIELDS = ['forge', 'action', 'source', 'hook', 'nativeEvent', 'nativeAction'] as const;
 
 /**
  * The durable queue of deliveries the bus did not take in time: one record per delivery in the dedupe table

@@ -32,6 +32,12 @@ export type ClaimResult =
   | { claimed: false };
 
 /** The reconciler's per-delivery memory (see the module comment). */
+/**
+ * Whose delivery an attempt item is about: the source's name, and the hook where the delivery id is the event's
+ * (GitHub), so two hooks' deliveries of one event are redelivered, backed off and given up each on its own.
+ */
+export type AttemptSource = string | { name: string; hook?: string | undefined };
+
 export class ReconcileAttempts {
   readonly #documents: DynamoDBDocumentClient;
   readonly #options: ReconcileAttemptsOptions;
@@ -41,15 +47,16 @@ export class ReconcileAttempts {
     this.#options = options;
   }
 
-  #key(source: string, deliveryId: string) {
-    return { [DedupeTable.partitionKey]: `${PREFIX}${dedupeKeyOf({ id: deliveryId, source })}` };
+  #key(source: AttemptSource, deliveryId: string) {
+    const { name, hook } = typeof source === 'string' ? { name: source, hook: undefined } : source;
+    return { [DedupeTable.partitionKey]: `${PREFIX}${dedupeKeyOf({ id: deliveryId, source: name, hook })}` };
   }
 
   /**
    * Takes the next redelivery of a delivery: succeeds when it was never asked, or its backoff ran out, and it
    * was not given up. The wait until the one after is set in the same write.
    */
-  async claim(source: string, deliveryId: string, now: number = Date.now()): Promise<ClaimResult> {
+  async claim(source: AttemptSource, deliveryId: string, now: number = Date.now()): Promise<ClaimResult> {
     const { backoffSeconds, maxBackoffSeconds, ttlSeconds } = this.#options;
     try {
       const { Attributes } = await this.#documents.send(
@@ -91,16 +98,21 @@ export class ReconcileAttempts {
   }
 
   /** Marks a delivery given up (never claimed again); `false` when it already was. */
-  async giveUp(source: string, deliveryId: string, now: number = Date.now()): Promise<boolean> {
+  async giveUp(source: AttemptSource, deliveryId: string, now: number = Date.now()): Promise<boolean> {
     return this.#flag(source, deliveryId, 'gaveUp', now);
   }
 
   /** Marks a delivery seen as taken late; `true` only the first time, so it is logged once. */
-  async markLate(source: string, deliveryId: string, now: number = Date.now()): Promise<boolean> {
+  async markLate(source: AttemptSource, deliveryId: string, now: number = Date.now()): Promise<boolean> {
     return this.#flag(source, deliveryId, 'late', now);
   }
 
-  async #flag(source: string, deliveryId: string, flag: 'gaveUp' | 'late', now: number): Promise<boolean> {
+  async #flag(
+    source: AttemptSource,
+    deliveryId: string,
+    flag: 'gaveUp' | 'late',
+    now: number,
+  ): Promise<boolean> {
     try {
       await this.#documents.send(
         new UpdateCommand({

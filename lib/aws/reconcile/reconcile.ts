@@ -9,7 +9,7 @@ import type { DeliveryLog } from '../delivery-log/delivery-log.js';
 import type { DedupeRecords } from '../ingest/dedupe-record.js';
 import { errorCode } from '../rules.js';
 import type { LoggerLike } from '../types.js';
-import type { ReconcileAttempts } from './attempts.js';
+import type { AttemptSource, ReconcileAttempts } from './attempts.js';
 import { ForgeApiError, ForgeApiErrorCodes } from './forge-http.js';
 import type { DeliveryLogApi, ForgeDelivery, ReconcileReport } from './types.js';
 
@@ -20,9 +20,20 @@ export const RECONCILE_GAVE_UP_METRIC = 'ReconcileGaveUpDeliveries';
 export interface ReconcileSource {
   name: string;
   forge: string;
+  /**
+   * The id of the hook whose log is read, where the forge's delivery ids are the event's and not the hook's
+   * (GitHub's repository and organization hooks): part of the dedupe key, as the ingest reads it from
+   * `X-GitHub-Hook-ID`. `undefined` where the id is already one hook's (GitLab) or not configured (an App's hook).
+   */
+  hook?: string | undefined;
   api: DeliveryLogApi;
   /** How far back the forge keeps deliveries, in seconds (GitHub 3 days, GitLab 7). */
   windowSeconds: number;
+}
+
+/** The reconciler's own items of a source's deliveries: per hook where the id is the event's. */
+function owner(source: ReconcileSource): AttemptSource {
+  return source.hook === undefined ? source.name : { name: source.name, hook: source.hook };
 }
 
 /** Publishes a delivery too large for the ingest from its API payload; resolves whether it went out now. */
@@ -101,6 +112,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRep
     await deliveryLog.record({
       deliveryId: attempt.deliveryId,
       source: source.name,
+      hook: source.hook,
       forge: source.forge,
       event: attempt.event,
       action: attempt.action,
@@ -118,13 +130,13 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRep
   };
 
   const one = async (source: ReconcileSource, attempt: ForgeDelivery, firstAt: number): Promise<void> => {
-    const key = { id: attempt.deliveryId, source: source.name };
+    const key = { id: attempt.deliveryId, source: source.name, hook: source.hook };
     const state = await dedupe.state(key);
     const tooLarge = attempt.statusCode === TOO_LARGE;
     if (state === 'published' || state === 'queued') {
       report.alreadyOurs += 1;
       // A 413 the ingest never saw was recovered over the API: not late.
-      if (!dryRun && !tooLarge && (await attempts.markLate(source.name, attempt.deliveryId, now()))) {
+      if (!dryRun && !tooLarge && (await attempts.markLate(owner(source), attempt.deliveryId, now()))) {
         report.late += 1;
         logger?.info('delivery taken late', {
           delivery: attempt.deliveryId,
@@ -152,13 +164,13 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRep
       else report.redelivered += 1;
       return;
     }
-    const claim = await attempts.claim(source.name, attempt.deliveryId, now());
+    const claim = await attempts.claim(owner(source), attempt.deliveryId, now());
     if (!claim.claimed) {
       report.skipped += 1;
       return;
     }
     if (claim.attempts > 1 && now() - firstAt > source.windowSeconds * 1000 - maxBackoffMs) {
-      if (await attempts.giveUp(source.name, attempt.deliveryId, now())) {
+      if (await attempts.giveUp(owner(source), attempt.deliveryId, now())) {
         report.gaveUp += 1;
         const namespace = options.metricNamespace ?? 'forgebridge';
         logger?.error('delivery given up', {

@@ -48,6 +48,8 @@ export function createRecovery(options: RecoveryOptions): RecoverDelivery {
       nativeEvent: attempt.event,
       verified: 'forge-api',
     };
+    // The same identity the ingest gives it: GitHub's GUID names the event, the hook tells its deliveries apart.
+    if (source.hook !== undefined) delivery.hook = source.hook;
     if (route.nativeAction !== undefined) delivery.nativeAction = route.nativeAction;
     const outcome = await publish(delivery);
     if (outcome.status === 'duplicate') return 'duplicate';
@@ -60,6 +62,7 @@ export function createRecovery(options: RecoveryOptions): RecoverDelivery {
     await deliveryLog?.record({
       deliveryId: delivery.id,
       source: source.name,
+      hook: source.hook,
       forge: source.forge,
       event: delivery.name,
       action: delivery.action,

@@ -28,7 +28,10 @@ export function registerInspect(program: Command): void {
     .command('inspect')
     .description("serve the inspector on 127.0.0.1 against a deployed stage's delivery log")
     .option('--port <port>', 'port on 127.0.0.1 (default: a free one)', (value) => port(value))
-    .option('--bus <name|arn>', 'the event bus replays go to (default: the stage stack\'s "BusName" output)')
+    .option(
+      '--bus <name|arn>',
+      'the event bus replays go to (default: the stage stack\'s "BusName" output; with --table, "forgebridge-<stage>")',
+    )
     .option(
       '--event-source <source>',
       'the EventBridge source (default: FORGEBRIDGE_SOURCE, else "forge.webhooks")',
@@ -97,7 +100,7 @@ async function inspect(options: InspectOptions): Promise<number> {
         stage: options.stage,
         eventBridge,
         s3,
-        busName: await stageBusName(options.bus, target, options.stack ?? `forgebridge-${options.stage}`),
+        busName: stageBusName(options.bus, target, options.stage as string),
         eventSource: options.eventSource ?? (process.env.FORGEBRIDGE_SOURCE || 'forge.webhooks'),
         archive: options.archive,
         ruleArns: options.rule,

@@ -61,7 +61,10 @@ export function registerReplay(program: Command, version: string): void {
         .default(10_000)
         .argParser((value) => positiveInteger(value, '--timeout')),
     )
-    .option('--bus <name|arn>', 'AWS: the event bus (default: the stage stack\'s "BusName" output)')
+    .option(
+      '--bus <name|arn>',
+      'AWS: the event bus (default: the stage stack\'s "BusName" output; with --table, "forgebridge-<stage>")',
+    )
     .option(
       '--event-source <source>',
       'AWS: the EventBridge source (default: FORGEBRIDGE_SOURCE, else "forge.webhooks")',
@@ -200,7 +203,7 @@ async function replayAws(
   const region = target.region;
   const config = region === undefined ? {} : { region };
   const eventBridge = new EventBridgeClient(config);
-  const busName = await stageBusName(options.bus, target, options.stack ?? `forgebridge-${stage}`);
+  const busName = stageBusName(options.bus, target, stage);
   const claimChecked = details.records.find((record) => record.payloadRef !== undefined);
   try {
     if (claimChecked !== undefined) {

@@ -39,6 +39,7 @@ describe('resolvePreset()', () => {
       forge: 'generic',
       eventHeaders: ['x-forge-event'],
       deliveryHeaders: ['x-forge-delivery'],
+      hookHeaders: [],
       signatures: [
         { header: 'x-hub-signature-256', scheme: 'sha256' },
         { header: 'x-hub-signature', scheme: 'sha1' },

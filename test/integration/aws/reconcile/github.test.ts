@@ -132,6 +132,8 @@ function run(options: Partial<ReconcileOptions> = {}) {
       {
         name: 'acme',
         forge: 'github',
+        // As the handler gives it: the hook's id, which GitHub sends as X-GitHub-Hook-ID (part of the dedupe key).
+        hook: String(hook.id),
         windowSeconds: 3 * 24 * 60 * 60,
         api: gitHubDeliveryLog({ hook: { ...hook, api: forge.url }, auth }),
       },
