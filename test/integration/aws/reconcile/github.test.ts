@@ -264,6 +264,77 @@ describe('reconcile() with a GitHub repository hook', () => {
     expect(bus.received).toHaveLength(295);
   });
 
+  it("two hooks share GUIDs (two Apps on one URL): each hook's failed delivery is redelivered once, judged under its own hook", async () => {
+    resetHook();
+    const OTHER_PATH = '/repos/acme/web/hooks/78';
+    forge.addHook(OTHER_PATH, SECRET);
+    const started = Date.now();
+    const at = (n: number) => started - 60 * 60 * 1000 + n * 1000;
+    // G1: hook 77's delivery reached us, hook 78's never did. Judged by the GUID alone, 78's would pass for ours
+    // and be lost; judged under its hook, it is redelivered.
+    const g1 = randomUUID();
+    await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(1), guid: g1, at: at(1) });
+    await forge.deliver(OTHER_PATH, {
+      event: 'issues',
+      payload: payload(1),
+      guid: g1,
+      statusCode: 502,
+      at: at(2),
+    });
+    // G2: neither reached us.
+    const g2 = randomUUID();
+    await forge.deliver(HOOK_PATH, {
+      event: 'issues',
+      payload: payload(2),
+      guid: g2,
+      statusCode: 0,
+      at: at(3),
+    });
+    await forge.deliver(OTHER_PATH, {
+      event: 'issues',
+      payload: payload(2),
+      guid: g2,
+      statusCode: 503,
+      at: at(4),
+    });
+    expect(counts(bus.received).get(g1)).toBe(1);
+
+    const auth = localAuth();
+    const source = (id: number) => ({
+      name: 'acme',
+      forge: 'github',
+      hook: String(id),
+      windowSeconds: 3 * 24 * 60 * 60,
+      api: gitHubDeliveryLog({ hook: { ...hook, id, api: forge.url }, auth }),
+    });
+    const both = () =>
+      reconcile({
+        sources: [source(77), source(78)],
+        ...reconcileStores(() => ddb.client(), tables.dedupe, 3),
+        deliveryLog: deliveryLog(),
+      });
+    const first = await both();
+    await forge.settled();
+    expect(first).toMatchObject({
+      sources: 2,
+      listed: 4,
+      failed: 3,
+      alreadyOurs: 0,
+      redelivered: 3,
+      skipped: 0,
+    });
+    // One redelivery per failed hook delivery: g1 once (hook 78), g2 twice (77 and 78).
+    expect([...forge.redeliveries].sort()).toEqual([g1, g2, g2].sort());
+    const onBus = counts(bus.received);
+    expect(onBus.get(g1)).toBe(2);
+    expect(onBus.get(g2)).toBe(2);
+    // A later run lists each redelivery as a success and asks for nothing.
+    const second = await both();
+    await forge.settled();
+    expect(second).toMatchObject({ listed: 7, failed: 0, redelivered: 0 });
+    expect(counts(bus.received).get(g2)).toBe(2);
+  });
+
   it('the ingest down while the forge sends 500 deliveries, the forge never redelivering: one run recovers them, 0 lost, 0 doubled', async () => {
     resetHook();
     const guids: string[] = [];
