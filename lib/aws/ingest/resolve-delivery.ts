@@ -20,6 +20,11 @@ export interface ResolvedDelivery {
   forge?: Forge;
   /** `detail.source`: the webhook source it came in through. */
   source?: string;
+  /**
+   * `detail.hook`: the hook that sent it, where the forge names one. GitHub gives two Apps' deliveries of one event
+   * one id: dedupe on the id and the hook together.
+   */
+  hook?: string;
   /** `detail.nativeEvent`: the forge's own event name. */
   nativeName?: string;
   /** `detail.nativeAction`: the forge's own action. */
@@ -133,5 +138,7 @@ function withRoute(delivery: ResolvedDelivery, detail: Record<string, unknown>):
   }
   const source = text('source');
   if (source !== undefined) delivery.source = source;
+  const hook = text('hook');
+  if (hook !== undefined) delivery.hook = hook;
   return delivery;
 }

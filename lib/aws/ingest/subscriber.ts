@@ -52,6 +52,7 @@ export function createSubscriber(
       claimCheck: payloadRef !== undefined,
       ...(delivery.forge === undefined ? {} : { forge: delivery.forge }),
       ...(delivery.source === undefined ? {} : { source: delivery.source }),
+      ...(delivery.hook === undefined ? {} : { hook: delivery.hook }),
     });
     return delivery;
   };

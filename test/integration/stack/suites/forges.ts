@@ -4,9 +4,12 @@
 // `detail.forge` and `detail.source` naming where it came from. Malformed deliveries get only 4xx on every
 // source, and an unknown source 404. What the subscribers received is read from their log lines, as in
 // the routing suite.
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { DeliveryLog } from '../../../../lib/aws/index.js';
 import { deliveryHeaders, resolvePreset } from '../../../../lib/webhooks/index.js';
+import { localClientConfig } from '../../../../local-stack/dynamodb.js';
 import type { LocalSource } from '../../../../local-stack/stack.js';
 import { routedPerForge } from '../../../fixtures/forges/deliveries.js';
 import { documentedHeaders } from '../../../fixtures/forges/headers.js';
@@ -271,6 +274,69 @@ export function forgesSuite(stack: () => TestStack): void {
         // The same delivery on its own source goes through: nothing was kept for it.
         const good = await post(gitlab.url, headers, body);
         expect(good.status).toBe(202);
+      });
+    });
+
+    describe('local stack: two GitHub Apps on one URL, one event', () => {
+      it("publishes both hooks' deliveries of one GUID, answers each redelivery as a duplicate, and logs both", async () => {
+        const github = source('github');
+        const guid = randomUUID();
+        const payload = (installation: number) => ({
+          action: 'opened',
+          issue: { number: 41, title: 'Two apps, one event' },
+          repository: { id: 9, name: 'web', full_name: 'acme/web', owner: { login: 'acme' } },
+          sender: { login: 'octocat' },
+          installation: { id: installation },
+        });
+        const send = (hook: string, installation: number) => {
+          const body = JSON.stringify(payload(installation));
+          return post(
+            github.url,
+            {
+              'content-type': 'application/json',
+              'x-github-event': 'issues',
+              'x-github-delivery': guid,
+              'x-github-hook-id': hook,
+              'x-hub-signature-256': `sha256=${createHmac('sha256', github.secret).update(body).digest('hex')}`,
+            },
+            body,
+          );
+        };
+        const a = await send('1101', 501);
+        expect(a.status).toBe(202);
+        const b = await send('2202', 502);
+        expect(b.status).toBe(202);
+        expect(b.body).not.toMatchObject({ duplicate: true });
+        const again = await send('1101', 501);
+        expect(again).toMatchObject({ status: 200, body: { duplicate: true } });
+
+        // Each App's subscribers hear of the issue: the recorder resolved both payloads, intact.
+        await t.waitFor(() => t.recorded(guid).length >= 2);
+        expect(
+          t
+            .recorded(guid)
+            .map((record) => record.sha256)
+            .sort(),
+        ).toEqual([digest(payload(501)), digest(payload(502))].sort());
+        expect(t.receivedBy(guid).onIssuesOpened).toBe(2);
+        const hooks = receivedLines(guid).map((line) => line.hook);
+        expect(hooks).toContain('1101');
+        expect(hooks).toContain('2202');
+
+        // The delivery log holds both hooks' records under the one GUID.
+        const client = new DynamoDBClient(localClientConfig(t.stack.endpoints.dynamodb));
+        try {
+          const log = new DeliveryLog({ client, tableName: t.stack.names.deliveriesTable });
+          const details = await log.get(guid, { source: 'github' });
+          expect(details?.hooks?.sort()).toEqual(['1101', '2202']);
+          expect(details?.records.map((record) => `${record.hook}:${record.outcome}`).sort()).toEqual([
+            '1101:duplicate',
+            '1101:published',
+            '2202:published',
+          ]);
+        } finally {
+          client.destroy();
+        }
       });
     });
   });
