@@ -10,6 +10,7 @@ const METRICS = {
   bodyBytes: 'BodyBytes',
   queueDepth: 'QueueDepth',
   queueOldestAge: 'QueueOldestAgeSeconds',
+  queueStatsFailed: 'QueueStatsFailed',
   redrivePublished: 'RedrivePublished',
   deadLettered: 'DeadLettered',
   failedAtForge: 'ReconcileFailedAtForge',
@@ -202,12 +203,13 @@ function dashboardBody(context, alarmIds) {
       { y: 9, x: 0 },
     ),
     graph(
-      'Queue: depth, oldest age (s), published, dead-lettered',
+      'Queue: depth, oldest age (s), published, dead-lettered, stats not read',
       [
         own(METRICS.queueDepth, 'Maximum'),
         own(METRICS.queueOldestAge, 'Maximum', { yAxis: 'right' }),
         own(METRICS.redrivePublished, 'Sum'),
         own(METRICS.deadLettered, 'Sum'),
+        own(METRICS.queueStatsFailed, 'Sum'),
       ],
       { y: 9, x: 12 },
     ),

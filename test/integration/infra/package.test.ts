@@ -937,7 +937,7 @@ describe('osls package: alarms, their topic and the dashboard', () => {
       'Deliveries by outcome',
       'Refused deliveries by verdict and source',
       'Ingest duration (ms) and body size (bytes)',
-      'Queue: depth, oldest age (s), published, dead-lettered',
+      'Queue: depth, oldest age (s), published, dead-lettered, stats not read',
       'Subscriber outcomes',
       'Subscriber duration p99 (ms)',
       'Reconciler: failed at the forge, redelivered, recovered',

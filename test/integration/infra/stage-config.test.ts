@@ -176,6 +176,27 @@ describe('a stage configured by config/<stage>.yml alone', () => {
     }
   }, 60_000);
 
+  it('stops a package in a region without Function URLs with one line, and builds the HTTP API there when asked', async () => {
+    // ap-south-2 (Hyderabad): the Lambda developer guide lists it among the regions without Function URLs.
+    await expect(osls(['print', '--stage', STAGE, '--region', 'ap-south-2'])).rejects.toMatchObject({
+      stdout: expect.stringContaining(
+        'lambda offers no function urls in region "ap-south-2": set FORGEBRIDGE_HTTP_API=true',
+      ),
+    });
+    const printed = JSON.parse(
+      (
+        await osls(['print', '--stage', STAGE, '--region', 'ap-south-2', '--format', 'json'], {
+          FORGEBRIDGE_HTTP_API: 'true',
+        })
+      ).stdout,
+    );
+    expect(printed.functions.ingest.url).toBe(false);
+    expect(
+      printed.functions.ingest.events.map((event: { httpApi?: { path: string } }) => event.httpApi?.path),
+    ).toEqual(['/webhooks', '/webhooks/{source}']);
+    expect(JSON.stringify(printed.resources)).not.toContain('Url5xxCount');
+  }, 60_000);
+
   it('shows the same settings through forgebridge config --stage', async () => {
     const { stdout } = await run(
       join(root, 'node_modules/.bin/node'),
