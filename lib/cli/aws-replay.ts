@@ -24,7 +24,8 @@ export interface Republished {
 
 /**
  * Reads the claim-check object of `record`, checks it against the reference (size and SHA-256), and puts the
- * entry the ingest builds for it (routing fields and the reference, `buildEventEntry`) on the bus again.
+ * entry the ingest builds for it (routing fields and the reference, `buildEventEntry`, `detail.hook` included where
+ * the record names its hook) on the bus again.
  */
 export async function republish(options: {
   record: DeliveryRecord;
@@ -64,6 +65,8 @@ export async function republish(options: {
       ...(record.action === undefined ? {} : { action: record.action }),
       ...(record.forge === undefined ? {} : { forge: record.forge as never }),
       ...(record.source === undefined ? {} : { source: record.source }),
+      // The hook that sent it: two hooks' deliveries of one event share the id, `detail.hook` tells them apart.
+      ...(record.hook === undefined ? {} : { hook: record.hook }),
       ...(record.nativeEvent === undefined ? {} : { nativeEvent: record.nativeEvent }),
       ...(record.nativeAction === undefined ? {} : { nativeAction: record.nativeAction }),
     },

@@ -3,6 +3,8 @@
  * serves it with replays to its own ingest and signed samples, `forgebridge inspect --stage` with replays
  * on the stage's bus.
  */
+
+export { detailsOfHook, hooksOf } from './hooks.js';
 export { HttpError } from './http.js';
 export { type InspectorRule, loadRules, matchedRules, matchesPattern } from './rules.js';
 export {

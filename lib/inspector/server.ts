@@ -2,11 +2,13 @@
 // a delivery log (lib/aws DeliveryLog), with server-sent events for new and updated records (live.ts). What a
 // replay does and whether samples can be sent is the caller's: the local stack posts to its own ingest, the CLI
 // re-publishes on a deployed stage (`forgebridge inspect --stage`). It never sends a secret or a signature
-// value: the log keeps headers masked, and every header is masked once more on the way out.
+// value: the log keeps headers masked, and every header is masked once more on the way out. Two hooks' deliveries
+// of one event share a delivery id (GitHub's GUID): a replay is of the hook of the record the page picked.
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { DeliveryDetails, DeliveryListQuery, DeliveryLog } from '../aws/index.js';
 import { loadPageFiles, serveFile } from './files.js';
+import { detailsOfHook, hooksOf } from './hooks.js';
 import { HttpError, readJson, sendJson } from './http.js';
 import { LiveFeed } from './live.js';
 import { type InspectorRule, loadRules } from './rules.js';
@@ -21,7 +23,10 @@ export interface InspectorActions {
   readonly label: string;
   /** Whether {@link InspectorActions.replay} can send this delivery again. */
   canReplay(details: DeliveryDetails): boolean;
-  /** Sends a logged delivery again; throws an {@link HttpError} for a 4xx. */
+  /**
+   * Sends a logged delivery again; throws an {@link HttpError} for a 4xx. `details` is one hook's delivery (the
+   * hook of the record the page picked): its records and subscribers only, when the id came from two hooks.
+   */
   replay(details: DeliveryDetails, freshId: boolean): Promise<ActionAnswer>;
   /** Signed catalogue samples, when the inspector may send them (the local stack only). */
   readonly samples?:
@@ -75,6 +80,34 @@ async function read<T>(work: () => Promise<T>): Promise<T> {
 
 function sourceName(value: string | null): string {
   return value === null || value === '' ? 'default' : value;
+}
+
+/**
+ * The delivery a replay sends again: the hook's the page picked (`hook`, the record's), or the delivery's only
+ * hook's. Two hooks' deliveries of one event are two deliveries: without a hook, such an id is refused (409).
+ */
+function ofHook(details: DeliveryDetails, hook: unknown): DeliveryDetails {
+  const hooks = hooksOf(details);
+  if (hook === undefined || hook === null) {
+    if (hooks.length <= 1) return details;
+    throw new HttpError(
+      409,
+      'hook_required',
+      `delivery ${details.deliveryId} came from ${hooks.length} hooks (${hooks.join(', ')}): pick the record of one`,
+    );
+  }
+  if (typeof hook !== 'string' || hook === '') {
+    throw new HttpError(400, 'invalid_request', '"hook" must be a non-empty string');
+  }
+  const picked = detailsOfHook(details, hook);
+  if (picked === undefined) {
+    throw new HttpError(
+      404,
+      'not_found',
+      `delivery ${details.deliveryId} has no record from hook ${hook.slice(0, 100)}${hooks.length > 0 ? ` (hooks: ${hooks.join(', ')})` : ''}`,
+    );
+  }
+  return picked;
 }
 
 /**
@@ -139,12 +172,16 @@ export async function serveInspector(options: ServeInspectorOptions): Promise<In
       const source = sourceName(url.searchParams.get('source'));
       if (method === 'GET' && match[2] === undefined) {
         const details = await delivery(id, source);
-        sendJson(response, 200, detailsView(details, rules, actions.canReplay(details)));
+        sendJson(
+          response,
+          200,
+          detailsView(details, rules, (of) => actions.canReplay(of)),
+        );
         return;
       }
       if (method === 'POST' && match[2] !== undefined) {
         const body = await readJson(request);
-        const details = await delivery(id, source);
+        const details = ofHook(await delivery(id, source), body.hook);
         sendJson(response, 200, await actions.replay(details, body.freshId === true));
         return;
       }

@@ -1,5 +1,6 @@
 // Records as the page sees them: the rules they matched, headers masked once more, the body as text or base64.
 import { type DeliveryDetails, type DeliveryRecord, maskHeaders } from '../aws/index.js';
+import { detailsOfHook, hooksOf } from './hooks.js';
 import { type InspectorRule, matchedRules } from './rules.js';
 
 /** One record for the page. */
@@ -17,17 +18,36 @@ export function recordView(record: DeliveryRecord, rules: readonly InspectorRule
   return view;
 }
 
-/** A delivery for the page: its records, subscribers, and whether the inspector can replay it. */
+/**
+ * A delivery for the page: its records (each with its hook, its own hook's subscribers and whether that hook's
+ * delivery can be replayed), the hooks they came from, and whether the inspector can replay it.
+ */
 export function detailsView(
   details: DeliveryDetails,
   rules: readonly InspectorRule[],
-  replayable: boolean,
+  canReplay: (details: DeliveryDetails) => boolean,
 ): Record<string, unknown> {
+  const hooks = hooksOf(details);
+  const replayableOf = new Map(
+    hooks.map((hook) => {
+      const ofHook = detailsOfHook(details, hook);
+      return [hook, ofHook !== undefined && canReplay(ofHook)] as const;
+    }),
+  );
+  const replayable = canReplay(details);
   return {
     deliveryId: details.deliveryId,
     source: details.source ?? 'default',
+    ...(hooks.length > 0 ? { hooks } : {}),
     subscribers: details.subscribers,
     replayable,
-    records: details.records.map((record) => recordView(record, rules)),
+    records: details.records.map((record) => ({
+      ...recordView(record, rules),
+      // A record of no hook beside two hooks' records cannot say which hook's delivery it was.
+      replayable:
+        record.hook === undefined
+          ? replayable && hooks.length <= 1
+          : (replayableOf.get(record.hook) ?? false),
+    })),
   };
 }

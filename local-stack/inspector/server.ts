@@ -1,6 +1,7 @@
 // The local stack's inspector: lib/inspector's server with what only the local stack can do: replay a logged
 // delivery to its own ingest (the stored body and headers, the signature headers signed again with the source's
-// secret) and send signed catalogue samples (./sample-deliveries). Secrets never leave this process.
+// secret) and send signed catalogue samples (./sample-deliveries). Secrets never leave this process. A replay is of
+// one hook's record (the server hands in the hook the page picked when an id came from two).
 import { randomUUID } from 'node:crypto';
 import type { DeliveryDetails, DeliveryLog } from '../../lib/aws/index.js';
 import {
@@ -95,7 +96,9 @@ export function localActions(list: readonly InspectorSource[]): InspectorActions
         signMissing: false,
       });
       const answer = await post(source.url, headers, original.body);
-      return { deliveryId: id, source: source.name, ...answer };
+      // The stored headers carry the hook's id (X-GitHub-Hook-ID): the ingest dedupes it as that hook's delivery.
+      const hook = original.hook === undefined ? {} : { hook: original.hook };
+      return { deliveryId: id, source: source.name, ...hook, ...answer };
     },
     samples: {
       list() {

@@ -8,6 +8,7 @@ import {
   DeliveryVerdicts,
   type SubscriberOutcome,
 } from '../../aws/index.js';
+import { hooksOf } from '../../inspector/hooks.js';
 import {
   addLogOptions,
   awsFailure,
@@ -120,7 +121,13 @@ async function list(options: DeliveriesOptions): Promise<number> {
     client.destroy();
   }
   if (options.json) {
-    printJson(records.map(jsonRecord));
+    // A hook column: once a listed record names its hook, every record says its own (null: none).
+    const withHooks = records.some((record) => record.hook !== undefined);
+    printJson(
+      records.map((record) =>
+        withHooks ? { ...jsonRecord(record), hook: record.hook ?? null } : jsonRecord(record),
+      ),
+    );
     return ExitCodes.ok;
   }
   if (records.length === 0) {
@@ -222,17 +229,31 @@ function subscribersLabel(subscribers: Record<string, SubscriberOutcome> | undef
 }
 
 function printTable(records: DeliveryRecord[]): void {
+  // The HOOK column shows when a listed record names the hook that sent it (GitHub's X-GitHub-Hook-ID): two
+  // hooks' deliveries of one event share a delivery id.
+  const withHooks = records.some((record) => record.hook !== undefined);
   const rows = records.map((record) => [
     formatTime(record.receivedAt),
     eventLabel(record),
     record.deliveryId ?? '(invalid id)',
     record.source ?? '-',
+    ...(withHooks ? [record.hook ?? '-'] : []),
     String(record.httpStatus),
     record.verdict,
     record.outcome,
     subscribersText(record.subscribers),
   ]);
-  const headings = ['TIME', 'EVENT', 'DELIVERY', 'SOURCE', 'HTTP', 'VERDICT', 'OUTCOME', 'SUBSCRIBERS'];
+  const headings = [
+    'TIME',
+    'EVENT',
+    'DELIVERY',
+    'SOURCE',
+    ...(withHooks ? ['HOOK'] : []),
+    'HTTP',
+    'VERDICT',
+    'OUTCOME',
+    'SUBSCRIBERS',
+  ];
   const widths = headings.map((heading, column) =>
     Math.max(heading.length, ...rows.map((row) => (row[column] as string).length)),
   );
@@ -251,14 +272,16 @@ function printTable(records: DeliveryRecord[]): void {
   records.forEach((record, index) => {
     const row = rows[index] as string[];
     const plain = (column: number) => row[column] as string;
+    const at = withHooks ? 5 : 4;
     const cells = [
       cell(paint('dim', plain(0)), plain(0), 0),
       cell(paint('cyan', plain(1)), plain(1), 1),
       cell(plain(2), plain(2), 2),
       cell(plain(3), plain(3), 3),
-      cell(paintStatus(record.httpStatus), plain(4), 4),
-      cell(paintVerdict(record.verdict), plain(5), 5),
-      cell(paintOutcome(record.outcome), plain(6), 6),
+      ...(withHooks ? [cell(plain(4), plain(4), 4)] : []),
+      cell(paintStatus(record.httpStatus), plain(at), at),
+      cell(paintVerdict(record.verdict), plain(at + 1), at + 1),
+      cell(paintOutcome(record.outcome), plain(at + 2), at + 2),
       subscribersLabel(record.subscribers),
     ];
     print(cells.join('  ').trimEnd());
@@ -268,6 +291,7 @@ function printTable(records: DeliveryRecord[]): void {
 
 function printDetails(details: DeliveryDetails, withBody: boolean): void {
   const { latest } = details;
+  const hooks = hooksOf(details);
   print(`${paint('bold', 'delivery')}  ${details.deliveryId}`);
   print(`${paint('bold', 'event')}     ${paint('cyan', eventLabel(latest))}`);
   const native =
@@ -276,16 +300,24 @@ function printDetails(details: DeliveryDetails, withBody: boolean): void {
       : `  (${latest.nativeEvent}${latest.nativeAction === undefined ? '' : `, ${latest.nativeAction}`})`;
   print(`${paint('bold', 'forge')}     ${latest.forge ?? '-'}${native}`);
   print(`${paint('bold', 'source')}    ${details.source ?? 'default'}`);
+  if (hooks.length === 1) print(`${paint('bold', 'hook')}      ${hooks[0]}`);
+  if (hooks.length > 1) {
+    // GitHub gives one event one GUID at every hook (two Apps on one URL): each hook's delivery is its own.
+    print(
+      `${paint('bold', 'hooks')}     ${hooks.length} hooks: ${hooks.join(', ')}  ${paint('dim', '(one event delivered to each hook, each its own delivery: replay takes --hook)')}`,
+    );
+  }
   print();
   print(paint('bold', `requests (${details.records.length}, newest first)`));
   for (const record of details.records) {
-    const parts = [
-      paint('dim', formatTime(record.receivedAt)),
+    const parts = [paint('dim', formatTime(record.receivedAt))];
+    if (record.hook !== undefined) parts.push(paint('cyan', `hook ${record.hook}`));
+    parts.push(
       paintStatus(record.httpStatus),
       paintVerdict(record.verdict),
       paintOutcome(record.outcome),
       formatBytes(record.bodyBytes),
-    ];
+    );
     if (record.secretIndex !== undefined) parts.push(paint('dim', `secret #${record.secretIndex}`));
     if (record.eventId !== undefined) parts.push(paint('dim', `event ${record.eventId}`));
     print(`  ${parts.join('  ')}`);
@@ -298,9 +330,40 @@ function printDetails(details: DeliveryDetails, withBody: boolean): void {
     }
     for (const reason of record.diagnosis ?? []) print(`    ${paint('red', '-')} ${reason.message}`);
   }
+  // One section per hook when the records come from two: each hook has its own subscribers, headers and payload.
+  const groups = hookGroups(details);
+  if (groups.length <= 1) {
+    printHookSections(details.records, details.subscribers, '', latest, withBody);
+    return;
+  }
+  for (const group of groups) {
+    const of = group.hook === undefined ? ' of the records without a hook' : ` of hook ${group.hook}`;
+    printHookSections(group.records, group.records[0]?.subscribers ?? {}, of, group.records[0], withBody);
+  }
+}
+
+/** The records of each hook (sorted as {@link hooksOf}), then those that name none (from before the upgrade). */
+function hookGroups(details: DeliveryDetails): { hook: string | undefined; records: DeliveryRecord[] }[] {
+  const groups = hooksOf(details).map((hook) => ({
+    hook: hook as string | undefined,
+    records: details.records.filter((record) => record.hook === hook),
+  }));
+  const none = details.records.filter((record) => record.hook === undefined);
+  if (none.length > 0) groups.push({ hook: undefined, records: none });
+  return groups;
+}
+
+/** The subscribers, headers and payload of one hook's records (`of`: ` of hook 1101`, or `` for all). */
+function printHookSections(
+  records: readonly DeliveryRecord[],
+  subscriberOutcomes: Record<string, SubscriberOutcome>,
+  of: string,
+  latest: DeliveryRecord | undefined,
+  withBody: boolean,
+): void {
   print();
-  const subscribers = Object.entries(details.subscribers);
-  print(paint('bold', `subscribers (${subscribers.length})`));
+  const subscribers = Object.entries(subscriberOutcomes);
+  print(paint('bold', `subscribers${of} (${subscribers.length})`));
   if (subscribers.length === 0) print(`  ${paint('dim', 'none reported')}`);
   for (const [name, outcome] of subscribers.sort(([a], [b]) => a.localeCompare(b))) {
     const error =
@@ -311,24 +374,24 @@ function printDetails(details: DeliveryDetails, withBody: boolean): void {
       `  ${name}  ${paint(outcome.outcome === 'ok' ? 'green' : 'red', outcome.outcome)}  ${paint('dim', `${outcome.durationMs} ms`)}${error}`,
     );
   }
-  const withHeaders = details.records.find((record) => record.headers !== undefined);
+  const withHeaders = records.find((record) => record.headers !== undefined);
   print();
-  print(paint('bold', 'headers (signature values masked)'));
+  print(paint('bold', `headers${of} (signature values masked)`));
   for (const [name, value] of Object.entries(withHeaders?.headers ?? {}))
     print(`  ${paint('dim', `${name}:`)} ${value}`);
   print();
-  const stored = details.records.find((record) => record.body !== undefined);
+  const stored = records.find((record) => record.body !== undefined);
   if (stored?.body === undefined) {
-    const why = details.latest.payloadOmitted;
+    const why = latest?.payloadOmitted;
     print(
-      `${paint('bold', 'payload')}  ${paint('dim', `not stored${why === undefined ? '' : ` (${why})`}`)}`,
+      `${paint('bold', `payload${of}`)}  ${paint('dim', `not stored${why === undefined ? '' : ` (${why})`}`)}`,
     );
   } else if (!withBody) {
     print(
-      `${paint('bold', 'payload')}  ${formatBytes(stored.body.byteLength)} stored ${paint('dim', '("--body" prints it)')}`,
+      `${paint('bold', `payload${of}`)}  ${formatBytes(stored.body.byteLength)} stored ${paint('dim', '("--body" prints it)')}`,
     );
   } else {
-    print(paint('bold', 'payload'));
+    print(paint('bold', `payload${of}`));
     const { text } = bodyText(stored.body);
     let shown = text;
     try {
@@ -362,9 +425,17 @@ function jsonRecord(record: DeliveryRecord): Record<string, unknown> {
 }
 
 function jsonDetails(details: DeliveryDetails): Record<string, unknown> {
+  const hooks = hooksOf(details);
+  // Each hook's delivery has its own subscribers: by hook when the records name theirs.
+  const byHook = Object.fromEntries(
+    hookGroups(details).flatMap((group) =>
+      group.hook === undefined ? [] : [[group.hook, group.records[0]?.subscribers ?? {}]],
+    ),
+  );
   return {
     deliveryId: details.deliveryId,
     source: details.source ?? 'default',
+    ...(hooks.length > 0 ? { hooks, subscribersByHook: byHook } : {}),
     subscribers: details.subscribers,
     records: details.records.map((record) => {
       const { subscribers: _subscribers, ...rest } = record;

@@ -3,6 +3,7 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
 import { type Command, Option } from 'commander';
 import type { DeliveryDetails } from '../../aws/index.js';
+import { detailsOfHook, hooksOf } from '../../inspector/hooks.js';
 import { type Forge, Forges, replayHeaders } from '../../webhooks/index.js';
 import { archiveReplay, busArnOf, replayName, republish } from '../aws-replay.js';
 import {
@@ -24,6 +25,7 @@ import { eventLabel, getDelivery } from './deliveries.js';
 
 interface ReplayOptions extends LogOptions {
   source: string;
+  hook?: string;
   freshId?: boolean;
   url?: string;
   secret?: string;
@@ -50,6 +52,10 @@ export function registerReplay(program: Command, version: string): void {
     )
     .argument('<delivery-id>', 'the delivery id')
     .option('--source <name>', 'the webhook source it came in through', 'default')
+    .option(
+      '--hook <id>',
+      'the hook whose delivery to replay, when the id came from two (GitHub\'s X-GitHub-Hook-ID, as "show" lists them)',
+    )
     .option('--fresh-id', 'send it with a new delivery id (the dedupe then publishes it again)')
     .option('--url <url>', "local: post here instead of the local stack's webhook URL")
     .option('--secret <secret>', "local: sign with this secret (default: the local stack's)")
@@ -88,10 +94,13 @@ ingest; the same delivery id gets the dedupe's answer, "--fresh-id" a new delive
 AWS ("--stage"): a claim-checked delivery is put on the bus again from its S3 object (the entry the ingest
 builds); any other starts an archive replay (StartReplay) of its time window into the bus and follows it.
 An archive replay re-sends every archived event of the window that the rules match, not only this one.
+Two hooks (two GitHub Apps on one URL) get one event under one delivery id, each its own delivery: such an id
+is replayed with "--hook <id>" (the hook's record: its body, its headers, "detail.hook"); one hook needs none.
 
 Examples:
   $ forgebridge replay 0b1e4c2a-...
   $ forgebridge replay 0b1e4c2a-... --fresh-id --json
+  $ forgebridge replay 0b1e4c2a-... --source github --hook 2202
   $ forgebridge replay 0b1e4c2a-... --stage prod --archive arn:aws:events:eu-west-1:123456789012:archive/forgebridge-prod
 
 Exit codes: 0 replayed (a 2xx answer, published, replay completed), 1 not (non-2xx, refused, replay failed),
@@ -100,12 +109,36 @@ Exit codes: 0 replayed (a 2xx answer, published, replay completed), 1 not (non-2
     .action(async (id: string, options: ReplayOptions) => {
       checkDeliveryId(id);
       const target = await resolveLogTarget(options);
-      const details = await getDelivery(target, id, options.source);
+      const details = ofHook(await getDelivery(target, id, options.source), options.hook);
       process.exitCode =
         target.kind === 'local'
           ? await replayLocal(details, options, version)
           : await replayAws(details, target, options);
     });
+}
+
+/**
+ * The delivery to replay: the records of `--hook`, or of the id's only hook. Two hooks' deliveries of one event
+ * share the id: without `--hook` such an id is refused (exit 2), naming the hooks.
+ */
+export function ofHook(details: DeliveryDetails, hook: string | undefined): DeliveryDetails {
+  const hooks = hooksOf(details);
+  if (hook === undefined) {
+    if (hooks.length <= 1) return details;
+    throw new CliError(
+      `delivery ${details.deliveryId} came from ${hooks.length} hooks (${hooks.join(', ')}): pass --hook`,
+      ExitCodes.usage,
+    );
+  }
+  const picked = hook === '' ? undefined : detailsOfHook(details, hook);
+  if (picked === undefined) {
+    const known = hooks.length === 0 ? 'its records name no hook' : `hooks: ${hooks.join(', ')}`;
+    throw new CliError(
+      `delivery ${details.deliveryId} has no record from hook "${hook}" (${known})`,
+      ExitCodes.usage,
+    );
+  }
+  return picked;
 }
 
 async function replayLocal(
@@ -136,7 +169,7 @@ async function replayLocal(
   const body = original.body;
   if (!options.json) {
     print(
-      `${paint('bold', 'POST')} ${target.url}  ${paint('cyan', eventLabel(original))}  ${paint('dim', `${forge}, ${sourceLabel(target)}, delivery ${id}${id === details.deliveryId ? '' : ` (was ${details.deliveryId})`}, ${formatBytes(body.byteLength)}`)}`,
+      `${paint('bold', 'POST')} ${target.url}  ${paint('cyan', eventLabel(original))}  ${paint('dim', `${forge}, ${sourceLabel(target)}, delivery ${id}${id === details.deliveryId ? '' : ` (was ${details.deliveryId})`}${original.hook === undefined ? '' : `, hook ${original.hook}`}, ${formatBytes(body.byteLength)}`)}`,
     );
   }
   const { response, text, durationMs } = await postDelivery(
@@ -168,6 +201,7 @@ async function replayLocal(
         delivery: id,
         replayOf: details.deliveryId,
         source,
+        ...(original.hook === undefined ? {} : { hook: original.hook }),
         forge,
         bytes: body.byteLength,
       },
@@ -224,12 +258,13 @@ async function replayAws(
             mode: 'republish',
             delivery: id,
             replayOf: details.deliveryId,
+            ...(claimChecked.hook === undefined ? {} : { hook: claimChecked.hook }),
             eventId: done.eventId,
             entry: { ...done.entry, Detail: JSON.parse(done.entry.Detail) },
           });
         } else {
           print(
-            `${paint(['bold', 'green'], 'published')}  ${paint('cyan', done.entry.DetailType)}  delivery ${id}  ${paint('dim', `event ${done.eventId} on ${busName}, from s3://${done.payloadRef.bucket}/${done.payloadRef.key}`)}`,
+            `${paint(['bold', 'green'], 'published')}  ${paint('cyan', done.entry.DetailType)}  delivery ${id}${claimChecked.hook === undefined ? '' : `  hook ${claimChecked.hook}`}  ${paint('dim', `event ${done.eventId} on ${busName}, from s3://${done.payloadRef.bucket}/${done.payloadRef.key}`)}`,
           );
         }
         return ExitCodes.ok;

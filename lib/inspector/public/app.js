@@ -1,7 +1,10 @@
 // The inspector page: plain DOM, no framework. Rows come from /api/deliveries and then live from /api/events
 // (server-sent events); a row opens the delivery (/api/deliveries/:id) with its headers, payload and subscribers.
+// Two hooks (two GitHub Apps on one URL) get one event under one delivery id: each record names its hook, the
+// detail is of the record picked, and its replay sends that hook's delivery again, never "the id".
 const rows = new Map();
 const tbody = document.getElementById('rows');
+const table = document.getElementById('deliveries');
 const detail = document.getElementById('detail');
 let selected;
 /** The last replay's answer, shown again when the detail is redrawn. */
@@ -56,6 +59,7 @@ function rowOf(r) {
     {
       'data-record-id': r.recordId,
       'data-delivery-id': r.deliveryId ?? '',
+      'data-hook': r.hook,
       'data-outcome': r.outcome,
       class: r.recordId === selected?.recordId ? 'selected' : undefined,
       onclick: () => open(r),
@@ -63,6 +67,7 @@ function rowOf(r) {
     el('td', { class: 'time' }, time(r.receivedAt)),
     el('td', { class: 'event' }, eventName(r)),
     el('td', { class: 'id' }, r.deliveryId ?? el('span', { class: 'muted' }, '(none)')),
+    el('td', { class: 'hook' }, r.hook ?? el('span', { class: 'muted' }, '—')),
     el('td', { class: 'status' }, el('span', { class: `badge ${tone(r)}` }, `${r.httpStatus} ${r.outcome}`)),
     el('td', { class: `verdict ${r.verdict === 'verified' ? '' : 'warn'}` }, r.verdict),
     el(
@@ -93,6 +98,8 @@ function upsert(r) {
     tbody.insertBefore(row, next?.node ?? null);
   }
   r.node = row;
+  // The hook column shows once a listed record names its hook.
+  if (r.hook !== undefined) table.classList.add('with-hooks');
   document.getElementById('empty').hidden = rows.size > 0;
   const changed =
     previous === undefined || JSON.stringify(previous.subscribers) !== JSON.stringify(r.subscribers);
@@ -162,15 +169,19 @@ function payloadView(record) {
 
 function detailView(details, recordId) {
   const record = details.records.find((r) => r.recordId === recordId) ?? details.records[0];
+  const hooks = details.hooks ?? [];
+  const twoHooks = hooks.length > 1;
+  // What a replay sends again: this record's hook's delivery (its id alone may name two hooks' deliveries).
+  const replaying = `${details.deliveryId}\n${record.hook ?? ''}`;
   const result = el(
     'output',
     { id: 'replay-result' },
-    replayResult?.deliveryId === details.deliveryId ? replayResult.text : '',
+    replayResult?.key === replaying ? replayResult.text : '',
   );
   const fresh = el('input', { type: 'checkbox', id: 'fresh-id' });
   // A live update may redraw the detail while a replay is in flight: the answer goes to the output shown then.
   const show = (text) => {
-    replayResult = { deliveryId: details.deliveryId, text };
+    replayResult = { key: replaying, text };
     const output = document.getElementById('replay-result') ?? result;
     output.textContent = text;
   };
@@ -182,7 +193,7 @@ function detailView(details, recordId) {
         {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ freshId: fresh.checked }),
+          body: JSON.stringify({ freshId: fresh.checked, hook: record.hook }),
         },
       );
       show(answerText(answer) + (fresh.checked ? ` (new id ${answer.deliveryId})` : ''));
@@ -205,6 +216,7 @@ function detailView(details, recordId) {
       el('dd', { class: 'id' }, details.deliveryId),
       el('dt', {}, 'source'),
       el('dd', {}, `${details.source}${record.forge ? ` (${record.forge})` : ''}`),
+      record.hook ? [el('dt', {}, 'hook'), el('dd', { class: 'id', id: 'hook' }, record.hook)] : [],
       el('dt', {}, 'received'),
       el('dd', {}, new Date(record.receivedAt).toISOString()),
       el('dt', {}, 'answer'),
@@ -222,6 +234,15 @@ function detailView(details, recordId) {
       el('dt', {}, 'rules'),
       el('dd', {}, record.rules.length ? record.rules.join(', ') : '—'),
     ),
+    // One event, two hooks: said plainly, and which of the two this record (and its replay) is.
+    twoHooks
+      ? el(
+          'p',
+          { class: 'hooks-note', id: 'hooks-note' },
+          el('strong', {}, `${hooks.length} hooks: ${hooks.join(', ')}`),
+          ` — one event delivered to each hook, each its own delivery; this is hook ${record.hook ?? '(none)'}'s.`,
+        )
+      : [],
     // A failed signature's diagnosis (the ingest's plain-words reasons), else the reason or the bare verdict.
     failed || record.reason
       ? el(
@@ -246,15 +267,16 @@ function detailView(details, recordId) {
           type: 'button',
           id: 'replay',
           onclick: replay,
-          disabled: !details.replayable,
+          disabled: !(record.replayable ?? details.replayable),
         },
-        'Replay',
+        twoHooks && record.hook ? `Replay hook ${record.hook}` : 'Replay',
       ),
       el('label', {}, fresh, ' fresh delivery id'),
       result,
     ),
-    el('h3', {}, 'Subscribers'),
-    el('div', { class: 'subs' }, subscriberList(details.subscribers)),
+    // Each hook's delivery has its own subscribers' outcomes: this record's hook's.
+    el('h3', {}, twoHooks && record.hook ? `Subscribers of hook ${record.hook}` : 'Subscribers'),
+    el('div', { class: 'subs' }, subscriberList(record.subscribers ?? details.subscribers)),
     details.records.length > 1
       ? [
           el('h3', {}, `Requests of this delivery (${details.records.length})`),
@@ -264,8 +286,12 @@ function detailView(details, recordId) {
             details.records.map((r) =>
               el(
                 'li',
-                { class: r.recordId === record.recordId ? 'current' : undefined, onclick: () => open(r) },
-                `${time(r.receivedAt)} · ${r.httpStatus} ${r.outcome}`,
+                {
+                  class: r.recordId === record.recordId ? 'current' : undefined,
+                  'data-hook': r.hook,
+                  onclick: () => open(r),
+                },
+                `${time(r.receivedAt)} · ${r.hook ? `hook ${r.hook} · ` : ''}${r.httpStatus} ${r.outcome}`,
               ),
             ),
           ),

@@ -451,6 +451,13 @@ describe('a deployed stage (--stage): the SDK pointed at DynamoDB Local, s3rver 
   const BUCKET = 'claim-checks';
   const claimBody = Buffer.from('{"action":"opened","issue":{"number":9}}');
   const claimed = randomUUID();
+  /** One GitHub event delivered to two hooks (two Apps on one URL): one GUID, two claim-checked records. */
+  const twoHooks = randomUUID();
+  const hookBodies = {
+    '1101': Buffer.from('{"action":"opened","issue":{"number":27},"installation":{"id":501}}'),
+    '2202': Buffer.from('{"action":"opened","issue":{"number":27},"installation":{"id":502}}'),
+  };
+  let hooksTable: string;
   let s3: LocalS3;
   let bus: FaultEventBridge;
   let awsEnv: Record<string, string>;
@@ -463,7 +470,33 @@ describe('a deployed stage (--stage): the SDK pointed at DynamoDB Local, s3rver 
     await client.send(
       new PutObjectCommand({ Bucket: BUCKET, Key: `deliveries/${claimed}`, Body: claimBody }),
     );
+    for (const [hook, body] of Object.entries(hookBodies)) {
+      await client.send(
+        new PutObjectCommand({ Bucket: BUCKET, Key: `deliveries/${twoHooks}-${hook}`, Body: body }),
+      );
+    }
     client.destroy();
+    hooksTable = `deliveries-${randomUUID().slice(0, 8)}`;
+    await createTable(fixture.endpoint, TableDefinitions.deliveries, hooksTable);
+    const hooksLog = new DeliveryLog({ client: fixture.ddb.client(), tableName: hooksTable });
+    for (const [hook, body] of Object.entries(hookBodies)) {
+      const written = await hooksLog.record(
+        entry({
+          deliveryId: twoHooks,
+          forge: 'github',
+          source: 'github',
+          hook,
+          receivedAt: Date.now() - (hook === '1101' ? 20 : 10) * MINUTE,
+          payloadRef: {
+            bucket: BUCKET,
+            key: `deliveries/${twoHooks}-${hook}`,
+            bytes: body.byteLength,
+            sha256: createHash('sha256').update(body).digest('hex'),
+          },
+        }),
+      );
+      expect(written).toMatchObject({ ok: true });
+    }
     const log = new DeliveryLog({ client: fixture.ddb.client(), tableName: fixture.tableName });
     const recorded = await log.record(
       entry({
@@ -551,6 +584,41 @@ describe('a deployed stage (--stage): the SDK pointed at DynamoDB Local, s3rver 
     expect(answer.delivery).not.toBe(claimed);
     expect(answer.entry.Detail.delivery).toBe(answer.delivery);
     expect(bus.received.get(answer.delivery)).toBe(1);
+  });
+
+  it("re-publishes one hook's claim-checked record with --hook: detail.hook says which, and no hook is guessed", async () => {
+    const args = ['replay', twoHooks, '--source', 'github', '--stage', 'dev', '--table', hooksTable];
+    expectOneLineError(
+      await cli(args, awsEnv),
+      2,
+      `delivery ${twoHooks} came from 2 hooks (1101, 2202): pass --hook`,
+    );
+    expect(bus.received.get(twoHooks)).toBeUndefined();
+    const text = await cli([...args, '--hook', '2202'], awsEnv);
+    expect(text.stderr).toBe('');
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(
+      new RegExp(
+        `^published {2}issues\\.opened {2}delivery ${twoHooks} {2}hook 2202 {2}event \\S+ on forgebridge-dev, from s3://${BUCKET}/deliveries/${twoHooks}-2202\\n$`,
+      ),
+    );
+    expect(JSON.parse(bus.details.get(twoHooks) as string)).toMatchObject({
+      delivery: twoHooks,
+      source: 'github',
+      hook: '2202',
+      payload: { installation: { id: 502 } },
+      payloadRef: { key: `deliveries/${twoHooks}-2202` },
+    });
+    const json = await cli([...args, '--hook', '1101', '--json'], awsEnv);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      mode: 'republish',
+      delivery: twoHooks,
+      hook: '1101',
+      entry: { Detail: { hook: '1101', payload: { installation: { id: 501 } } } },
+    });
+    expect(JSON.parse(bus.details.get(twoHooks) as string)).toMatchObject({ hook: '1101' });
+    expect(bus.received.get(twoHooks)).toBe(2);
   });
 
   it('needs an archive for a delivery without a claim check, and says what the bus refuses in one line', async () => {

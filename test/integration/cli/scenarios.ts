@@ -1107,6 +1107,8 @@ export function logScenarios(cli: CliRunner): void {
     });
   });
 
+  hookScenarios(cli);
+
   describe('replay (local)', () => {
     it('re-sends the exact body and headers, signed again, with the same delivery id', async () => {
       const result = await replay(ids.opened, `${base}/hooks/generic`);
@@ -1207,6 +1209,223 @@ export function logScenarios(cli: CliRunner): void {
         `could not reach http://127.0.0.1:${closedPort}/webhooks: connection refused`,
       );
       expect(received.filter((got) => got.result.ok)).toHaveLength(0);
+    });
+  });
+}
+
+/**
+ * Two hooks, one event (issue 27): GitHub gives one event one GUID at every hook it is sent to (two Apps on one
+ * URL), each with its own payload and X-GitHub-Hook-ID. In a table of their own: both hooks' records of `shared`
+ * (hook 1101's delivery and its redelivery, hook 2202's), a delivery of one hook, and a generic one naming none.
+ */
+function hookScenarios(cli: CliRunner): void {
+  describe('two hooks, one event (deliveries, show, replay --hook)', () => {
+    const shared = randomUUID();
+    const single = randomUUID();
+    const plain = randomUUID();
+    const bodyOf = (installation: number) =>
+      `{"action":"opened","issue":{"number":27},"installation":{"id":${installation}}}`;
+    const github = (id: string, hook: string, body: string) => ({
+      ...deliveryHeaders(SECRET, body, { forge: 'github', name: 'issues', id }),
+      'x-github-hook-id': hook,
+      'user-agent': 'GitHub-Hookshot/044aadd',
+    });
+    let table: string;
+    const logArgs = () => ['--endpoint', endpoint, '--table', table];
+    const run = (args: string[]) => cli([...args, ...logArgs()]);
+    const replayHook = (id: string, ...options: string[]) =>
+      run([
+        'replay',
+        id,
+        '--source',
+        'github',
+        ...options,
+        '--url',
+        `${base}/hooks/github`,
+        '--secret',
+        SECRET,
+      ]);
+
+    beforeAll(async () => {
+      table = `deliveries-${randomUUID().slice(0, 8)}`;
+      await createTable(endpoint, TableDefinitions.deliveries, table);
+      const log = new DeliveryLog({ client: fixture.ddb.client(), tableName: table, storePayload: true });
+      const now = Date.now();
+      const githubEntry = (
+        id: string,
+        hook: string,
+        installation: number,
+        overrides: Partial<DeliveryLogEntry>,
+      ) =>
+        entry({
+          deliveryId: id,
+          forge: 'github',
+          source: 'github',
+          hook,
+          headers: github(id, hook, bodyOf(installation)),
+          body: bodyOf(installation),
+          ...overrides,
+        });
+      for (const record of [
+        githubEntry(shared, '1101', 501, { receivedAt: now - 4 * MINUTE, eventId: 'event-1101' }),
+        githubEntry(shared, '2202', 502, { receivedAt: now - 3 * MINUTE, eventId: 'event-2202' }),
+        githubEntry(shared, '1101', 501, {
+          receivedAt: now - 2 * MINUTE,
+          httpStatus: 200,
+          outcome: 'duplicate',
+        }),
+        githubEntry(single, '3303', 503, { receivedAt: now - MINUTE }),
+        entry({ deliveryId: plain, receivedAt: now - 5 * MINUTE }),
+      ]) {
+        expect(await log.record(record)).toMatchObject({ ok: true });
+      }
+      await log.recordSubscriber(shared, {
+        subscriber: 'onIssuesOpened',
+        outcome: 'ok',
+        durationMs: 11,
+        source: 'github',
+        hook: '1101',
+      });
+      await log.recordSubscriber(shared, {
+        subscriber: 'auditTrail',
+        outcome: 'error',
+        durationMs: 5,
+        error: { name: 'TypeError', message: 'second app' },
+        source: 'github',
+        hook: '2202',
+      });
+    });
+
+    it('deliveries shows a HOOK column, as text and JSON, once a listed record names its hook', async () => {
+      const result = await run(['deliveries']);
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      const lines = result.stdout.split('\n');
+      expect(lines[0]).toMatch(
+        /^TIME\s+EVENT\s+DELIVERY\s+SOURCE\s+HOOK\s+HTTP\s+VERDICT\s+OUTCOME\s+SUBSCRIBERS$/,
+      );
+      const rows = lines.slice(1, 6);
+      expect(rows[0]).toMatch(
+        new RegExp(`${single}\\s+github\\s+3303\\s+202\\s+verified\\s+published\\s+-$`),
+      );
+      expect(rows[1]).toMatch(
+        new RegExp(`${shared}\\s+github\\s+1101\\s+200\\s+verified\\s+duplicate\\s+1 ok$`),
+      );
+      expect(rows[2]).toMatch(
+        new RegExp(`${shared}\\s+github\\s+2202\\s+202\\s+verified\\s+published\\s+0 ok, 1 error$`),
+      );
+      expect(rows[3]).toMatch(
+        new RegExp(`${shared}\\s+github\\s+1101\\s+202\\s+verified\\s+published\\s+1 ok$`),
+      );
+      expect(rows[4]).toMatch(new RegExp(`${plain}\\s+default\\s+-\\s+202\\s+verified\\s+published\\s+-$`));
+      const json = await run(['deliveries', '--json']);
+      expect(json.code).toBe(0);
+      const records = JSON.parse(json.stdout) as { deliveryId: string; hook: string | null }[];
+      expect(records.map((record) => [record.deliveryId, record.hook])).toEqual([
+        [single, '3303'],
+        [shared, '1101'],
+        [shared, '2202'],
+        [shared, '1101'],
+        [plain, null],
+      ]);
+      // No record naming a hook: no column, and no "hook" in the JSON.
+      const none = await run(['deliveries', '--source', 'default']);
+      expect(none.stdout.split('\n')[0]).toMatch(/^TIME\s+EVENT\s+DELIVERY\s+SOURCE\s+HTTP\s/);
+      const noneJson = JSON.parse((await run(['deliveries', '--source', 'default', '--json'])).stdout);
+      expect(noneJson).toHaveLength(1);
+      expect(noneJson[0]).not.toHaveProperty('hook');
+    });
+
+    it("show says plainly that a GUID came from 2 hooks, with each record's hook and each hook's subscribers", async () => {
+      const result = await run(['show', shared, '--source', 'github', '--body']);
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/^hooks +2 hooks: 1101, 2202 /m);
+      expect(result.stdout).toMatch(
+        /requests \(3, newest first\)\n.*hook 1101\s+200\s+verified\s+duplicate.*\n.*hook 2202\s+202\s+verified\s+published.*event event-2202\n.*hook 1101\s+202\s+verified\s+published.*event event-1101/,
+      );
+      expect(result.stdout).toMatch(/subscribers of hook 1101 \(1\)\n\s+onIssuesOpened\s+ok\s+11 ms\n/);
+      expect(result.stdout).toMatch(
+        /subscribers of hook 2202 \(1\)\n\s+auditTrail\s+error\s+5 ms\s+TypeError: second app\n/,
+      );
+      expect(result.stdout).toContain('x-github-hook-id: 1101');
+      expect(result.stdout).toContain('x-github-hook-id: 2202');
+      // Each hook's own payload.
+      const [, ofFirst = '', ofSecond = ''] = result.stdout.split(/^payload of hook (?:1101|2202)$/m);
+      expect(ofFirst).toContain('"id": 501');
+      expect(ofFirst).not.toContain('"id": 502');
+      expect(ofSecond).toContain('"id": 502');
+      const json = JSON.parse((await run(['show', shared, '--source', 'github', '--json'])).stdout) as {
+        hooks: string[];
+        subscribersByHook: Record<string, Record<string, { outcome: string }>>;
+        records: { hook: string }[];
+      };
+      expect(json.hooks).toEqual(['1101', '2202']);
+      expect(json.records.map((record) => record.hook)).toEqual(['1101', '2202', '1101']);
+      expect(json.subscribersByHook['1101']).toMatchObject({ onIssuesOpened: { outcome: 'ok' } });
+      expect(json.subscribersByHook['2202']).toMatchObject({ auditTrail: { outcome: 'error' } });
+      expect(Object.keys(json.subscribersByHook['2202'] ?? {})).toEqual(['auditTrail']);
+      const one = await run(['show', single, '--source', 'github']);
+      expect(one.stdout).toMatch(/^hook +3303$/m);
+      expect(one.stdout).not.toContain('2 hooks');
+      expect(one.stdout).toMatch(/^subscribers \(0\)$/m);
+    });
+
+    it('replay refuses an id from two hooks without --hook, in one line naming them', async () => {
+      expectOneLineError(
+        await replayHook(shared),
+        2,
+        `delivery ${shared} came from 2 hooks (1101, 2202): pass --hook`,
+      );
+      expectOneLineError(
+        await replayHook(shared, '--hook', '9999'),
+        2,
+        `delivery ${shared} has no record from hook "9999" (hooks: 1101, 2202)`,
+      );
+      expectOneLineError(
+        await cli([
+          'replay',
+          plain,
+          '--hook',
+          '1101',
+          '--url',
+          `${base}/hooks/generic`,
+          '--secret',
+          SECRET,
+          ...logArgs(),
+        ]),
+        2,
+        `delivery ${plain} has no record from hook "1101" (its records name no hook)`,
+      );
+      expect(received).toHaveLength(0);
+    });
+
+    it("replay --hook re-sends that hook's record: its body and its X-GitHub-Hook-ID", async () => {
+      const result = await replayHook(shared, '--hook', '2202');
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain(`delivery ${shared}, hook 2202,`);
+      const json = await replayHook(shared, '--hook', '1101', '--json');
+      expect(json.code).toBe(0);
+      expect(JSON.parse(json.stdout)).toMatchObject({
+        request: { delivery: shared, hook: '1101', source: 'github', forge: 'github' },
+        response: { status: 202 },
+      });
+      expect(received).toHaveLength(2);
+      const [second, first] = [received[0] as Received, received[1] as Received];
+      expect(second.result).toMatchObject({ ok: true, id: shared, hook: '2202' });
+      expect(second.headers['x-github-hook-id']).toBe('2202');
+      expect(second.body.toString()).toBe(bodyOf(502));
+      expect(first.result).toMatchObject({ ok: true, id: shared, hook: '1101' });
+      expect(first.body.toString()).toBe(bodyOf(501));
+    });
+
+    it('replays a delivery of one hook without --hook', async () => {
+      const result = await replayHook(single);
+      expect(result.code).toBe(0);
+      expect(received).toHaveLength(1);
+      expect(received[0]?.headers['x-github-hook-id']).toBe('3303');
+      expect(received[0]?.body.toString()).toBe(bodyOf(503));
     });
   });
 }

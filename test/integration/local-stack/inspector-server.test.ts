@@ -1,16 +1,20 @@
 // The inspector's server on its own: DynamoDB Local holding the delivery log (records written with
 // DeliveryLog.record, as the ingest writes them), a node:http receiver standing in the ingest's URL for replays
 // and samples, and the inspector on 127.0.0.1. Its API, its live stream, replay (same and fresh id), samples, the
-// page's files, and what it refuses; no response ever holds the secret or a signature value.
+// page's files, and what it refuses; no response ever holds the secret or a signature value. Two hooks' records of
+// one GitHub event (one GUID): their API and the page in Chromium (/usr/bin/chromium through playwright-core), where
+// a replay is of the record picked; the screenshot goes to .tmp/inspector-hooks.png.
 import { createHmac, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TableDefinitions } from '../../../infra/tables.js';
 import { DeliveryLog, type DeliveryLogEntry } from '../../../lib/aws/delivery-log/index.js';
 import { createTable } from '../../../local-stack/dynamodb.js';
 import { type Inspector, startInspector } from '../../../local-stack/inspector/server.js';
 import { useDynamoDbLocal } from '../../helpers/aws-local.js';
+import { launchChromium, screenshotPath } from '../../helpers/browser.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: the API's JSON answers, read field by field in the assertions
 type Json = any;
@@ -306,5 +310,164 @@ describe('inspector server', () => {
     expect(broken).toMatchObject({ status: 400, body: { error: 'invalid_json' } });
     expect((await api('/api/nothing')).status).toBe(404);
     expect((await api('/api/samples', { method: 'DELETE' })).status).toBe(404);
+  });
+});
+
+describe('two hooks, one event: each record names its hook, and a replay is of the record picked', () => {
+  // Two GitHub Apps on one URL: one event, one GUID, each App's own payload (installation) and X-GitHub-Hook-ID.
+  const shared = randomUUID();
+  const bodyOf = (installation: number) =>
+    `{"action":"opened","issue":{"number":27},"installation":{"id":${installation}}}`;
+  let github: Inspector;
+  let browser: Browser;
+
+  const githubEntry = (hook: string, installation: number, receivedAt: number): DeliveryLogEntry => {
+    const body = bodyOf(installation);
+    return entry({
+      deliveryId: shared,
+      forge: 'github',
+      source: 'github',
+      hook,
+      receivedAt,
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': 'issues',
+        'x-github-delivery': shared,
+        'x-github-hook-id': hook,
+        'x-hub-signature-256': `sha256=${hmac(body)}`,
+      },
+      body,
+    });
+  };
+  const githubApi = async (path: string, init: RequestInit = {}) => {
+    const response = await fetch(new URL(path, github.url), init);
+    return { status: response.status, body: (await response.json()) as Json };
+  };
+  const replay = (value: unknown) =>
+    githubApi(`/api/deliveries/${shared}/replay?source=github`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(value),
+    });
+
+  beforeAll(async () => {
+    const now = Date.now();
+    for (const record of [githubEntry('1101', 501, now - 2_000), githubEntry('2202', 502, now - 1_000)]) {
+      expect((await log.record(record)).ok).toBe(true);
+    }
+    await log.recordSubscriber(shared, {
+      subscriber: 'forgebridge-local-onIssuesOpened',
+      outcome: 'ok',
+      durationMs: 9,
+      source: 'github',
+      hook: '1101',
+    });
+    await log.recordSubscriber(shared, {
+      subscriber: 'forgebridge-local-auditTrail',
+      outcome: 'error',
+      durationMs: 4,
+      error: { name: 'TypeError', message: 'second app' },
+      source: 'github',
+      hook: '2202',
+    });
+    github = await startInspector({
+      log,
+      sources: [{ name: 'github', forge: 'github', url: receiverUrl, secret: SECRET }],
+      pollMs: 100,
+    });
+    browser = await launchChromium();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await github?.stop();
+  });
+
+  it('lists and shows each record with its hook, and replays only the hook asked for', async () => {
+    const list = await githubApi('/api/deliveries?source=github&limit=10');
+    const ofShared = list.body.records.filter((r: { deliveryId: string }) => r.deliveryId === shared);
+    expect(ofShared.map((r: { hook: string }) => r.hook)).toEqual(['2202', '1101']);
+    const { status, body } = await githubApi(`/api/deliveries/${shared}?source=github`);
+    expect(status).toBe(200);
+    expect(body.hooks).toEqual(['1101', '2202']);
+    expect(body.records.map((r: Json) => [r.hook, r.replayable, Object.keys(r.subscribers)])).toEqual([
+      ['2202', true, ['forgebridge-local-auditTrail']],
+      ['1101', true, ['forgebridge-local-onIssuesOpened']],
+    ]);
+
+    received.length = 0;
+    expect(await replay({})).toEqual({
+      status: 409,
+      body: {
+        error: 'hook_required',
+        message: `delivery ${shared} came from 2 hooks (1101, 2202): pick the record of one`,
+      },
+    });
+    expect(await replay({ hook: '9999' })).toMatchObject({ status: 404, body: { error: 'not_found' } });
+    expect(await replay({ hook: 1101 })).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
+    expect(received).toHaveLength(0);
+    const picked = await replay({ hook: '1101' });
+    expect(picked).toMatchObject({
+      status: 200,
+      body: { deliveryId: shared, hook: '1101', source: 'github' },
+    });
+    expect(received).toHaveLength(1);
+    const [copy] = received as [Received];
+    expect(copy.headers['x-github-hook-id']).toBe('1101');
+    expect(copy.headers['x-github-delivery']).toBe(shared);
+    expect(copy.body.toString('utf8')).toBe(bodyOf(501));
+    expect(copy.headers['x-hub-signature-256']).toBe(`sha256=${hmac(copy.body)}`);
+  });
+
+  it("shows the hook column and the picked record's hook in Chromium, and replays that record", async () => {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
+    try {
+      const row = (hook: string) => page.locator(`tr[data-delivery-id="${shared}"][data-hook="${hook}"]`);
+      await page.goto(github.url);
+      await page.locator('#live.on').waitFor({ timeout: 10_000 });
+      await row('1101').waitFor({ timeout: 10_000 });
+      expect(await page.locator('thead th.hook').isVisible()).toBe(true);
+      expect(await row('1101').locator('td.hook').textContent()).toBe('1101');
+      expect(await row('2202').locator('td.hook').textContent()).toBe('2202');
+
+      // The older record, hook 1101's: the detail is of it, and says the id came from two hooks.
+      await row('1101').click();
+      await page.locator('#hook').waitFor();
+      expect(await page.locator('#hook').textContent()).toBe('1101');
+      expect(await page.locator('#hooks-note').textContent()).toMatch(
+        /^2 hooks: 1101, 2202 .*hook 1101's\.$/,
+      );
+      expect(await page.locator('.subs .chip').allTextContents()).toEqual(['onIssuesOpened ✓']);
+      expect(await page.locator('.requests li').allTextContents()).toEqual([
+        expect.stringMatching(/ · hook 2202 · 202 published$/),
+        expect.stringMatching(/ · hook 1101 · 202 published$/),
+      ]);
+      received.length = 0;
+      expect(await page.locator('#replay').textContent()).toBe('Replay hook 1101');
+      await page.locator('#replay').click();
+      await expect
+        .poll(() => page.locator('#replay-result').textContent(), { timeout: 10_000 })
+        .toBe('200 accepted');
+      expect(received).toHaveLength(1);
+      expect(received[0]?.headers['x-github-hook-id']).toBe('1101');
+      expect(received[0]?.body.toString('utf8')).toBe(bodyOf(501));
+
+      // The other hook's request, picked in the detail's list: its own subscribers, and its own replay.
+      await page.locator('.requests li[data-hook="2202"]').click();
+      await expect.poll(() => page.locator('#hook').textContent()).toBe('2202');
+      expect(await page.locator('.subs .chip').allTextContents()).toEqual(['auditTrail ✗']);
+      expect(await page.locator('#replay-result').textContent()).toBe('');
+      await page.locator('#replay').click();
+      await expect
+        .poll(() => page.locator('#replay-result').textContent(), { timeout: 10_000 })
+        .toBe('200 accepted');
+      expect(received).toHaveLength(2);
+      expect(received[1]?.headers['x-github-hook-id']).toBe('2202');
+      expect(received[1]?.body.toString('utf8')).toBe(bodyOf(502));
+      await page.screenshot({ path: screenshotPath('inspector-hooks.png') });
+      expect(await page.content()).not.toContain(hmac(bodyOf(501)));
+    } finally {
+      await page.close();
+    }
   });
 });

@@ -15,11 +15,11 @@ import {
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { DeliveryRecord } from '../../../lib/aws/delivery-log/index.js';
+import type { DeliveryDetails, DeliveryRecord } from '../../../lib/aws/delivery-log/index.js';
 import { buildEventEntry } from '../../../lib/aws/ingest/event-entry.js';
 import { archiveReplay, busArnOf, replayName, republish } from '../../../lib/cli/aws-replay.js';
 import { proxyKeys } from '../../../lib/cli/commands/dev.js';
-import { replayHeaders } from '../../../lib/cli/commands/replay.js';
+import { ofHook, replayHeaders } from '../../../lib/cli/commands/replay.js';
 import {
   awsFailure,
   parseSince,
@@ -144,6 +144,28 @@ describe('republish (a claim-checked delivery on AWS)', () => {
       message: 'the bus refused the entry: AccessDeniedException',
       exitCode: 1,
     });
+  });
+
+  it("carries the record's hook as detail.hook: two hooks' deliveries of one id stay apart on the bus", async () => {
+    s3.on(GetObjectCommand).resolves({ Body: s3Body(body) });
+    eventBridge.on(PutEventsCommand).resolves({ FailedEntryCount: 0, Entries: [{ EventId: 'event-10' }] });
+    const options = {
+      deliveryId: 'd-1',
+      s3: new S3Client({}),
+      eventBridge: new EventBridgeClient({}),
+      eventSource: 'forge.webhooks',
+      eventBusName: 'b',
+    };
+    const withHook = await republish({ ...options, record: { ...record, forge: 'github', hook: '2202' } });
+    expect(JSON.parse(withHook.entry.Detail)).toMatchObject({
+      delivery: 'd-1',
+      forge: 'github',
+      hook: '2202',
+    });
+    const sent = eventBridge.commandCalls(PutEventsCommand)[0]?.args[0].input.Entries?.[0];
+    expect(JSON.parse(sent?.Detail ?? '{}').hook).toBe('2202');
+    const none = await republish({ ...options, record });
+    expect(JSON.parse(none.entry.Detail)).not.toHaveProperty('hook');
   });
 
   it('needs a claim check and an event name', async () => {
@@ -481,5 +503,71 @@ describe('replay headers and proxy keys', () => {
       signature256: 'x-gitlab-token',
     });
     expect(proxyKeys('gitea')).toMatchObject({ id: 'x-gitea-delivery', signature256: 'x-gitea-signature' });
+  });
+});
+
+describe('replay --hook: which hook of an id is replayed', () => {
+  const of = (hook: string | undefined, at: number): DeliveryRecord => ({
+    ...record,
+    recordId: `r-${hook ?? 'none'}-${at}`,
+    receivedAt: at,
+    ...(hook === undefined ? {} : { hook }),
+    subscribers: hook === undefined ? {} : { [`on-${hook}`]: { outcome: 'ok', durationMs: 1, at } },
+  });
+  const details = (records: DeliveryRecord[]): DeliveryDetails => {
+    const hooks = [...new Set(records.flatMap((r) => (r.hook === undefined ? [] : [r.hook])))];
+    return {
+      deliveryId: 'd-1',
+      source: 'github',
+      ...(hooks.length > 0 ? { hooks } : {}),
+      latest: records[0] as DeliveryRecord,
+      records,
+      subscribers: records[0]?.subscribers ?? {},
+    };
+  };
+  // Newest first: hook 2202's record, then hook 1101's and its redelivery.
+  const two = details([of('1101', 3), of('2202', 2), of('1101', 1)]);
+
+  it('refuses an id from two hooks without --hook, naming them sorted, exit 2', () => {
+    const error = (() => {
+      try {
+        ofHook(two, undefined);
+      } catch (thrown) {
+        return thrown;
+      }
+      return undefined;
+    })();
+    expect(error).toBeInstanceOf(CliError);
+    expect(error).toMatchObject({
+      message: 'delivery d-1 came from 2 hooks (1101, 2202): pass --hook',
+      exitCode: 2,
+    });
+  });
+
+  it("keeps only the hook's records, newest first, with that hook's subscribers", () => {
+    const picked = ofHook(two, '2202');
+    expect(picked.records.map((r) => r.recordId)).toEqual(['r-2202-2']);
+    expect(picked).toMatchObject({
+      hooks: ['2202'],
+      latest: { hook: '2202' },
+      subscribers: { 'on-2202': {} },
+    });
+    const other = ofHook(two, '1101');
+    expect(other.records.map((r) => r.recordId)).toEqual(['r-1101-3', 'r-1101-1']);
+    expect(Object.keys(other.subscribers)).toEqual(['on-1101']);
+  });
+
+  it('needs no --hook for one hook or none, and refuses a hook the id has no record from', () => {
+    const one = details([of('3303', 1)]);
+    expect(ofHook(one, undefined)).toBe(one);
+    const none = details([of(undefined, 1)]);
+    expect(ofHook(none, undefined)).toBe(none);
+    expect(() => ofHook(two, '9999')).toThrow(
+      'delivery d-1 has no record from hook "9999" (hooks: 1101, 2202)',
+    );
+    expect(() => ofHook(none, '1101')).toThrow(
+      'delivery d-1 has no record from hook "1101" (its records name no hook)',
+    );
+    expect(() => ofHook(two, '')).toThrow(CliError);
   });
 });
