@@ -126,20 +126,7 @@ export {
   type SecretsProvider,
   type SecretsProviderOptions,
 } from './secrets.js';
-export {
-  type AlarmSettings,
-  checkStageSettings,
-  parseStageFile,
-  readAlarmSettings,
-  readStageConfig,
-  type SettingOrigin,
-  type StageConfig,
-  type StageConfigOptions,
-  type StageSettingName,
-  StageSettingNames,
-  stageConfigPath,
-  stageDefaults,
-} from './stage/index.js';
+export * from './stage/index.js';
 export {
   type ForgeApiConfig,
   type GitHubAppConfig,
