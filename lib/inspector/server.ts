@@ -4,9 +4,12 @@
 // re-publishes on a deployed stage (`forgebridge inspect --stage`). It never sends a secret or a signature
 // value: the log keeps headers masked, and every header is masked once more on the way out. Two hooks' deliveries
 // of one event share a delivery id (GitHub's GUID): a replay is of the hook of the record the page picked.
+// Each run has a secret of its own (./auth.ts): a random token in the URL it hands out, which the first page load
+// trades for a cookie; every request without it is refused, so no other local process reads the log or replays.
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { DeliveryDetails, DeliveryListQuery, DeliveryLog } from '../aws/index.js';
+import { createInspectorAuth } from './auth.js';
 import { loadPageFiles, serveFile } from './files.js';
 import { detailsOfHook, hooksOf } from './hooks.js';
 import { HttpError, readJson, sendJson } from './http.js';
@@ -51,7 +54,11 @@ export interface ServeInspectorOptions {
 
 /** A running inspector. */
 export interface Inspector {
-  /** The page (`http://127.0.0.1:<port>/`). */
+  /**
+   * The page with this run's token (`http://127.0.0.1:<port>/?token=<token>`): the one URL to print. Opening it
+   * sets the session cookie and redirects to the page without the token; a client other than a browser sends the
+   * token as `Authorization: Bearer <token>`.
+   */
   readonly url: string;
   stop(): Promise<void>;
 }
@@ -124,6 +131,7 @@ export async function serveInspector(options: ServeInspectorOptions): Promise<In
   const rules = options.rules ?? loadRules();
   const files = loadPageFiles();
   const live = new LiveFeed(log, rules, options.pollMs ?? 300);
+  const auth = createInspectorAuth();
 
   const delivery = async (id: string, source: string): Promise<DeliveryDetails> => {
     const details = await read(() => log.get(id, { source }));
@@ -200,6 +208,7 @@ export async function serveInspector(options: ServeInspectorOptions): Promise<In
       return;
     }
     const url = new URL(request.url ?? '/', `http://${host}`);
+    if (!auth.admit(request, response, url, port)) return;
     route(request, response, url).catch((error: unknown) => {
       if (response.headersSent) {
         response.end();
@@ -218,7 +227,7 @@ export async function serveInspector(options: ServeInspectorOptions): Promise<In
 
   let stopped = false;
   return {
-    url: `http://127.0.0.1:${port}/`,
+    url: `http://127.0.0.1:${port}/?token=${auth.token}`,
     async stop() {
       if (stopped) return;
       stopped = true;

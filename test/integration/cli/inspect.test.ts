@@ -17,6 +17,7 @@ import { launchChromium, screenshotPath } from '../../helpers/browser.js';
 import { expectOneLineError } from '../../helpers/cli.js';
 import { runMain, type StartedMain, startMain } from '../../helpers/cli-in-process.js';
 import { type FaultEventBridge, startFaultEventBridge } from '../../helpers/fault-eventbridge.js';
+import { inspectorFetch } from '../../helpers/inspector.js';
 
 const SCREENSHOT = screenshotPath('inspector-stage.png');
 const BUCKET = 'claim-checks';
@@ -120,7 +121,7 @@ async function startInspect(args: string[] = []): Promise<{
   for (let waited = 0; url === undefined; waited += 50) {
     if (waited > 15_000) throw new Error(`inspect did not start: ${started.stdout()} ${started.stderr()}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
-    url = /^inspector (http:\/\/127\.0\.0\.1:\d+\/) {2}/m.exec(started.stdout())?.[1];
+    url = /^inspector (http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{43}) {2}/m.exec(started.stdout())?.[1];
   }
   return {
     started,
@@ -139,7 +140,7 @@ async function startInspect(args: string[] = []): Promise<{
 }
 
 async function api(base: string, path: string, init?: RequestInit) {
-  const response = await fetch(new URL(path, base), init);
+  const response = await inspectorFetch(base, path, init);
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
@@ -293,9 +294,11 @@ describe('forgebridge inspect --stage: the page in Chromium', () => {
       .poll(() => page.locator('#replay-result').textContent(), { timeout: 10_000 })
       .toMatch(/^published event \S+$/);
     await page.screenshot({ path: SCREENSHOT });
-    expect(requests.every((request) => request.startsWith(inspect.url) || request.startsWith('data:'))).toBe(
-      true,
-    );
+    expect(
+      requests.every(
+        (request) => request.startsWith(new URL('/', inspect.url).href) || request.startsWith('data:'),
+      ),
+    ).toBe(true);
     const html = await page.content();
     expect(html).not.toContain('0123456789abcdef');
     expect(html).not.toContain('S3RVER');

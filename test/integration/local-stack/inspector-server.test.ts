@@ -15,6 +15,7 @@ import { createTable } from '../../../local-stack/dynamodb.js';
 import { type Inspector, startInspector } from '../../../local-stack/inspector/server.js';
 import { useDynamoDbLocal } from '../../helpers/aws-local.js';
 import { launchChromium, screenshotPath } from '../../helpers/browser.js';
+import { inspectorFetch, inspectorToken } from '../../helpers/inspector.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: the API's JSON answers, read field by field in the assertions
 type Json = any;
@@ -63,7 +64,7 @@ async function api(
   path: string,
   init: RequestInit = {},
 ): Promise<{ status: number; body: Json; text: string }> {
-  const response = await fetch(new URL(path, inspector.url), init);
+  const response = await inspectorFetch(inspector.url, path, init);
   const text = await response.text();
   let body: unknown;
   try {
@@ -109,16 +110,16 @@ afterAll(async () => {
 describe('inspector server', () => {
   it('listens on 127.0.0.1 and serves the page and its files with a strict content security policy', async () => {
     expect(new URL(inspector.url).hostname).toBe('127.0.0.1');
-    const page = await fetch(inspector.url);
+    const page = await inspectorFetch(inspector.url, '/');
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
     const html = await page.text();
     expect(html).toContain('/app.js');
     expect(html).not.toMatch(/https?:\/\//);
-    const script = await fetch(new URL('/app.js', inspector.url));
+    const script = await inspectorFetch(inspector.url, '/app.js');
     expect(script.headers.get('content-type')).toMatch(/^text\/javascript/);
-    expect((await fetch(new URL('/nothing.js', inspector.url))).status).toBe(404);
+    expect((await inspectorFetch(inspector.url, '/nothing.js')).status).toBe(404);
   });
 
   it('lists records newest first with the rules they matched and their subscribers', async () => {
@@ -172,7 +173,7 @@ describe('inspector server', () => {
 
   it('pushes a new record and a subscriber update over server-sent events', async () => {
     const controller = new AbortController();
-    const response = await fetch(new URL('/api/events', inspector.url), { signal: controller.signal });
+    const response = await inspectorFetch(inspector.url, '/api/events', { signal: controller.signal });
     expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const reader = (response.body as ReadableStream<Uint8Array>).getReader();
     const decoder = new TextDecoder();
@@ -313,6 +314,160 @@ describe('inspector server', () => {
   });
 });
 
+describe("the inspector's token: nothing without the one its URL carries", () => {
+  const origin = () => new URL('/', inspector.url).href;
+  const cookie = () => `forgebridge_inspector_${new URL(inspector.url).port}`;
+  const raw = (path: string, init: RequestInit = {}) =>
+    fetch(new URL(path, origin()), { redirect: 'manual', ...init });
+  const bearer = (token: string): RequestInit => ({ headers: { authorization: `Bearer ${token}` } });
+  const refused = async (response: Response) => {
+    expect(response.status).toBe(401);
+    expect(response.headers.get('set-cookie')).toBeNull();
+    const text = await response.text();
+    expect(JSON.parse(text)).toMatchObject({ error: 'unauthorized' });
+    expect(text.length).toBeLessThan(200);
+    return text;
+  };
+
+  it('is fresh for each start: 256 random bits, base64url, in the printed URL only', async () => {
+    const token = inspectorToken(inspector.url);
+    expect(token).toMatch(/^[\w-]{43}$/);
+    expect(Buffer.from(token, 'base64url')).toHaveLength(32);
+    expect(inspector.url).toBe(`${origin()}?token=${token}`);
+    const other = await startInspector({ log, sources: [], rules: [] });
+    try {
+      expect(inspectorToken(other.url)).not.toBe(token);
+      // One run's token opens nothing of another's.
+      const port = new URL(other.url).port;
+      await refused(await raw(`http://127.0.0.1:${port}/api/deliveries`, bearer(token)));
+      await refused(await raw(`http://127.0.0.1:${port}/?token=${token}`));
+    } finally {
+      await other.stop();
+    }
+  });
+
+  it('refuses the list, a delivery, the event stream, replays, samples and the page without it: 401, no data', async () => {
+    const record = entry();
+    await log.record(record);
+    received.length = 0;
+    const json = { 'content-type': 'application/json' };
+    const answers = [
+      await raw('/api/deliveries?limit=10'),
+      await raw(`/api/deliveries/${record.deliveryId}`),
+      await raw('/api/events'),
+      await raw(`/api/deliveries/${record.deliveryId}/replay`, { method: 'POST', headers: json, body: '{}' }),
+      await raw('/api/samples'),
+      await raw('/api/samples', { method: 'POST', headers: json, body: '{"event":"issues.opened"}' }),
+      await raw('/'),
+      await raw('/app.js'),
+    ];
+    for (const answer of answers) {
+      const text = await refused(answer);
+      expect(text).not.toContain(record.deliveryId);
+      expect(text).not.toContain('opened');
+      expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
+    }
+    // Nothing was replayed or sent.
+    expect(received).toHaveLength(0);
+  });
+
+  it('trades the token of the printed URL for an HttpOnly, SameSite=Strict cookie, and redirects to the page without it', async () => {
+    const opened = await fetch(inspector.url, { redirect: 'manual' });
+    expect(opened.status).toBe(303);
+    expect(opened.headers.get('location')).toBe('/');
+    expect(opened.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(opened.headers.get('cache-control')).toBe('no-store');
+    const set = opened.headers.get('set-cookie') ?? '';
+    const token = inspectorToken(inspector.url);
+    expect(set.split('; ').sort()).toEqual(
+      [`${cookie()}=${token}`, 'HttpOnly', 'Path=/', 'SameSite=Strict'].sort(),
+    );
+    // Other parameters stay; a path stays on this origin.
+    const deep = await raw(`/app.js?token=${token}&x=1`);
+    expect([deep.status, deep.headers.get('location')]).toEqual([303, '/app.js?x=1']);
+    // `/.//evil.example` is the path `//evil.example` once parsed: a Location of it would be another host.
+    const { request } = await import('node:http');
+    for (const path of [`/.//evil.example/?token=${token}`, `//evil.example/?token=${token}`]) {
+      const location = await new Promise<[number, string | undefined]>((resolve, reject) => {
+        request({ host: '127.0.0.1', port: new URL(inspector.url).port, path }, (r) => {
+          r.resume();
+          resolve([r.statusCode ?? 0, r.headers.location]);
+        })
+          .on('error', reject)
+          .end();
+      });
+      expect(location).toEqual([303, '/']);
+    }
+
+    const withCookie = { headers: { cookie: `other=1; ${cookie()}=${token}` } };
+    const page = await raw('/', withCookie);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('/app.js');
+    const list = await raw('/api/deliveries?limit=1', withCookie);
+    expect(list.status).toBe(200);
+    expect(((await list.json()) as Json).records).toHaveLength(1);
+    const controller = new AbortController();
+    try {
+      const stream = await raw('/api/events', { ...withCookie, signal: controller.signal });
+      expect(stream.status).toBe(200);
+      expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    } finally {
+      controller.abort();
+    }
+  });
+
+  it('refuses a wrong token, a wrong cookie, a wrong bearer, and the token on anything but a GET', async () => {
+    const token = inspectorToken(inspector.url);
+    // Same length, one bit off.
+    const bytes = Buffer.from(token, 'base64url');
+    bytes[0] = (bytes[0] as number) ^ 1;
+    const wrong = bytes.toString('base64url');
+    await refused(await raw(`/?token=${wrong}`));
+    await refused(await raw('/?token='));
+    await refused(await raw(`/?token=${token}x`));
+    await refused(await raw(`/?token=${token}&token=${token}`));
+    await refused(await raw('/api/deliveries', { headers: { cookie: `${cookie()}=${wrong}` } }));
+    // The cookie of another port's inspector is not this one's.
+    await refused(await raw('/api/deliveries', { headers: { cookie: `forgebridge_inspector_1=${token}` } }));
+    await refused(await raw('/api/deliveries', bearer(wrong)));
+    await refused(await raw('/api/deliveries', { headers: { authorization: `Basic ${token}` } }));
+    await refused(await raw('/api/deliveries', { headers: { 'x-token': token } }));
+    received.length = 0;
+    await refused(
+      await raw(`/api/samples?token=${token}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"event":"push"}',
+      }),
+    );
+    expect(received).toHaveLength(0);
+    expect((await raw('/api/deliveries?limit=1', bearer(token))).status).toBe(200);
+  });
+
+  it('still answers a foreign host 403 before it looks at the token', async () => {
+    const { request } = await import('node:http');
+    const port = new URL(inspector.url).port;
+    const token = inspectorToken(inspector.url);
+    const status = await new Promise<number>((resolve, reject) => {
+      request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/api/deliveries',
+          headers: { host: `evil.example:${port}`, authorization: `Bearer ${token}` },
+        },
+        (r) => {
+          r.resume();
+          resolve(r.statusCode ?? 0);
+        },
+      )
+        .on('error', reject)
+        .end();
+    });
+    expect(status).toBe(403);
+  });
+});
+
 describe('two hooks, one event: each record names its hook, and a replay is of the record picked', () => {
   // Two GitHub Apps on one URL: one event, one GUID, each App's own payload (installation) and X-GitHub-Hook-ID.
   const shared = randomUUID();
@@ -340,7 +495,7 @@ describe('two hooks, one event: each record names its hook, and a replay is of t
     });
   };
   const githubApi = async (path: string, init: RequestInit = {}) => {
-    const response = await fetch(new URL(path, github.url), init);
+    const response = await inspectorFetch(github.url, path, init);
     return { status: response.status, body: (await response.json()) as Json };
   };
   const replay = (value: unknown) =>
@@ -419,11 +574,34 @@ describe('two hooks, one event: each record names its hook, and a replay is of t
     expect(copy.headers['x-hub-signature-256']).toBe(`sha256=${hmac(copy.body)}`);
   });
 
+  it('shows Chromium nothing at the address without the token', async () => {
+    const page = await browser.newPage();
+    try {
+      const answer = await page.goto(new URL('/', github.url).href);
+      expect(answer?.status()).toBe(401);
+      expect(await page.content()).not.toContain('/app.js');
+      expect(await page.locator('#live').count()).toBe(0);
+    } finally {
+      await page.close();
+    }
+  });
+
   it("shows the hook column and the picked record's hook in Chromium, and replays that record", async () => {
     const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
     try {
       const row = (hook: string) => page.locator(`tr[data-delivery-id="${shared}"][data-hook="${hook}"]`);
       await page.goto(github.url);
+      // The printed URL's token became an HttpOnly, SameSite=Strict cookie of this port; the page is at the root.
+      expect(page.url()).toBe(new URL('/', github.url).href);
+      expect(await page.context().cookies()).toContainEqual(
+        expect.objectContaining({
+          name: `forgebridge_inspector_${new URL(github.url).port}`,
+          value: inspectorToken(github.url),
+          httpOnly: true,
+          sameSite: 'Strict',
+          path: '/',
+        }),
+      );
       await page.locator('#live.on').waitFor({ timeout: 10_000 });
       await row('1101').waitFor({ timeout: 10_000 });
       expect(await page.locator('thead th.hook').isVisible()).toBe(true);

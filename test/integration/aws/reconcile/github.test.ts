@@ -33,6 +33,7 @@ import {
   gitHubQueryParameters,
   gitHubResponseErrors,
 } from '../../../helpers/github-openapi.js';
+import { inspectorFetch } from '../../../helpers/inspector.js';
 import {
   busPublisher,
   counts,
@@ -620,7 +621,10 @@ describe('reconcile() with a GitHub repository hook', () => {
     const inspector = await startInspector({ log: deliveryLog(), sources: [], rules: [] });
     try {
       const rows = async (status: string) => {
-        const answer = await fetch(`${inspector.url}api/deliveries?status=${status}&source=acme&limit=500`);
+        const answer = await inspectorFetch(
+          inspector.url,
+          `/api/deliveries?status=${status}&source=acme&limit=500`,
+        );
         expect(answer.status).toBe(200);
         return ((await answer.json()) as { records: { outcome: string; reason?: string; verdict: string }[] })
           .records;

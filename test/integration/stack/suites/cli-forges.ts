@@ -13,6 +13,7 @@ import { type Forge, Forges } from '../../../../lib/webhooks/index.js';
 import type { LocalSource } from '../../../../local-stack/stack.js';
 import { writeStateFile } from '../../../../local-stack/state-file.js';
 import { cleanCliEnv, type Run, runCli } from '../../../helpers/cli.js';
+import { inspectorFetch } from '../../../helpers/inspector.js';
 import type { TestStack } from '../../../helpers/stack.js';
 
 /** Runs in the shared local stack (../local-stack.test.ts). */
@@ -111,7 +112,7 @@ export function cliForgesSuite(stack: () => TestStack): void {
             id,
           ).toEqual([event]);
         }
-        const response = await fetch(new URL('api/deliveries?limit=100', t.stack.inspectorUrl));
+        const response = await inspectorFetch(t.stack.inspectorUrl, 'api/deliveries?limit=100');
         expect(response.status).toBe(200);
         const rows = ((await response.json()) as { records: Row[] }).records;
         for (const { id, event, forge, source } of sent) {

@@ -16,6 +16,7 @@ import { writeStateFile } from '../../../../local-stack/state-file.js';
 import { cleanCliEnv, runCli } from '../../../helpers/cli.js';
 import { gitHubResponseErrors } from '../../../helpers/github-openapi.js';
 import { gitLabResponseErrors } from '../../../helpers/gitlab-events-schema.js';
+import { inspectorFetch } from '../../../helpers/inspector.js';
 import type { TestStack } from '../../../helpers/stack.js';
 
 /** Runs in the shared local stack (../local-stack.test.ts), which has the forge stand-ins. */
@@ -50,7 +51,7 @@ export function reconcileSuite(stack: () => TestStack): void {
     }
 
     async function inspectorRows(query: string): Promise<Row[]> {
-      const response = await fetch(new URL(`api/deliveries?${query}`, t.stack.inspectorUrl));
+      const response = await inspectorFetch(t.stack.inspectorUrl, `api/deliveries?${query}`);
       expect(response.status).toBe(200);
       return ((await response.json()) as { records: Row[] }).records;
     }
