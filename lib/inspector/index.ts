@@ -4,7 +4,6 @@
  * on the stage's bus.
  */
 
-export { detailsOfHook, hooksOf } from './hooks.js';
 export { HttpError } from './http.js';
 export { type InspectorRule, loadRules, matchedRules, matchesPattern } from './rules.js';
 export {

@@ -8,10 +8,15 @@
 // trades for a cookie; every request without it is refused, so no other local process reads the log or replays.
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { DeliveryDetails, DeliveryListQuery, DeliveryLog } from '../aws/index.js';
+import {
+  type DeliveryDetails,
+  type DeliveryListQuery,
+  type DeliveryLog,
+  detailsOfHook,
+  hooksOf,
+} from '../aws/index.js';
 import { createInspectorAuth } from './auth.js';
 import { loadPageFiles, serveFile } from './files.js';
-import { detailsOfHook, hooksOf } from './hooks.js';
 import { HttpError, readJson, sendJson } from './http.js';
 import { LiveFeed } from './live.js';
 import { type InspectorRule, loadRules } from './rules.js';

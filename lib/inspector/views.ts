@@ -1,6 +1,11 @@
 // Records as the page sees them: the rules they matched, headers masked once more, the body as text or base64.
-import { type DeliveryDetails, type DeliveryRecord, maskHeaders } from '../aws/index.js';
-import { detailsOfHook, hooksOf } from './hooks.js';
+import {
+  type DeliveryDetails,
+  type DeliveryRecord,
+  detailsOfHook,
+  hooksOf,
+  maskHeaders,
+} from '../aws/index.js';
 import { type InspectorRule, matchedRules } from './rules.js';
 
 /** One record for the page. */

@@ -2,6 +2,7 @@
  * The delivery log: one record per request the ingest answers, subscribers' outcomes beside it, in DynamoDB.
  */
 export { DeliveryLog, type DeliveryLogOptions } from './delivery-log.js';
+export { detailsOfHook, hooksOf } from './hooks.js';
 export {
   forgeHeaders,
   isFrontDoorHeader,

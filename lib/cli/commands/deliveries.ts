@@ -6,9 +6,9 @@ import {
   type DeliveryRecord,
   type DeliveryVerdict,
   DeliveryVerdicts,
+  hooksOf,
   type SubscriberOutcome,
 } from '../../aws/index.js';
-import { hooksOf } from '../../inspector/hooks.js';
 import {
   addLogOptions,
   awsFailure,
@@ -21,6 +21,17 @@ import {
 } from '../delivery-log.js';
 import { CliError, ExitCodes } from '../errors.js';
 import { formatBytes, paint, print, printJson, startSpinner } from '../output.js';
+import {
+  bodyText,
+  eventLabel,
+  formatTime,
+  jsonRecord,
+  paintOutcome,
+  paintStatus,
+  paintVerdict,
+  subscribersLabel,
+  subscribersText,
+} from '../record-format.js';
 
 interface DeliveriesOptions extends LogOptions {
   event?: string;
@@ -174,58 +185,6 @@ export async function getDelivery(target: LogTarget, id: string, source: string)
 export function logFailure(error: unknown, target: LogTarget): CliError {
   if (error instanceof TypeError) return new CliError(error.message);
   return awsFailure(error, target, `delivery log table "${target.tableName}"`);
-}
-
-const OUTCOME_COLOURS: Record<DeliveryOutcome, Parameters<typeof paint>[0]> = {
-  published: 'green',
-  queued: 'cyan',
-  duplicate: 'yellow',
-  in_progress: 'yellow',
-  failed: 'red',
-  rejected: 'red',
-  late: 'yellow',
-  redelivered: 'cyan',
-  recovered: 'green',
-};
-
-/** The outcome, coloured. */
-export function paintOutcome(outcome: string): string {
-  return paint(OUTCOME_COLOURS[outcome as DeliveryOutcome] ?? 'white', outcome);
-}
-
-/** The verdict, coloured: green when verified, grey when not checked, red otherwise. */
-export function paintVerdict(verdict: string): string {
-  return paint(verdict === 'verified' ? 'green' : verdict === 'not_checked' ? 'dim' : 'red', verdict);
-}
-
-function paintStatus(status: number): string {
-  return paint(status < 300 ? 'green' : status < 500 ? 'yellow' : 'red', String(status));
-}
-
-/** `issues.opened`, `push`, or `-` for a request whose event was not read. */
-export function eventLabel(record: Pick<DeliveryRecord, 'event' | 'action'>): string {
-  if (record.event === undefined) return '-';
-  return record.action === undefined ? record.event : `${record.event}.${record.action}`;
-}
-
-/** The local time of an epoch ms, `2026-11-23 08:00:01`. */
-export function formatTime(ms: number): string {
-  const date = new Date(ms);
-  const pad = (value: number) => String(value).padStart(2, '0');
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
-}
-
-function subscribersText(subscribers: Record<string, SubscriberOutcome> | undefined): string {
-  const outcomes = Object.values(subscribers ?? {});
-  if (outcomes.length === 0) return '-';
-  const failed = outcomes.filter((outcome) => outcome.outcome === 'error').length;
-  return failed === 0 ? `${outcomes.length} ok` : `${outcomes.length - failed} ok, ${failed} error`;
-}
-
-function subscribersLabel(subscribers: Record<string, SubscriberOutcome> | undefined): string {
-  const text = subscribersText(subscribers);
-  if (text === '-') return paint('dim', text);
-  return paint(text.includes('error') ? 'red' : 'green', text);
 }
 
 function printTable(records: DeliveryRecord[]): void {
@@ -401,27 +360,6 @@ function printHookSections(
     }
     print(shown);
   }
-}
-
-/** A body as text: UTF-8 when it is valid UTF-8, else base64. */
-export function bodyText(body: Uint8Array): { text: string; encoding: 'utf8' | 'base64' } {
-  try {
-    return { text: new TextDecoder('utf-8', { fatal: true }).decode(body), encoding: 'utf8' };
-  } catch {
-    return { text: Buffer.from(body).toString('base64'), encoding: 'base64' };
-  }
-}
-
-function jsonRecord(record: DeliveryRecord): Record<string, unknown> {
-  const { body, ...rest } = record;
-  if (body === undefined) return { ...rest, receivedAtIso: new Date(record.receivedAt).toISOString() };
-  const { text, encoding } = bodyText(body);
-  return {
-    ...rest,
-    receivedAtIso: new Date(record.receivedAt).toISOString(),
-    body: text,
-    ...(encoding === 'base64' ? { bodyEncoding: 'base64' } : {}),
-  };
 }
 
 function jsonDetails(details: DeliveryDetails): Record<string, unknown> {

@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
 import { type Command, Option } from 'commander';
-import type { DeliveryDetails } from '../../aws/index.js';
-import { detailsOfHook, hooksOf } from '../../inspector/hooks.js';
+import { type DeliveryDetails, detailsOfHook, hooksOf } from '../../aws/index.js';
 import { type Forge, Forges, replayHeaders } from '../../webhooks/index.js';
 import { archiveReplay, busArnOf, replayName, republish } from '../aws-replay.js';
 import {
@@ -21,7 +20,8 @@ import { postDelivery } from '../http.js';
 import { resolveTarget, sourceLabel } from '../local-stack.js';
 import { formatBytes, paint, print, printJson, type Spinner, startSpinner } from '../output.js';
 import { parseJson, positiveInteger } from '../parse.js';
-import { eventLabel, getDelivery } from './deliveries.js';
+import { eventLabel } from '../record-format.js';
+import { getDelivery } from './deliveries.js';
 
 interface ReplayOptions extends LogOptions {
   source: string;

@@ -13,6 +13,7 @@ import {
 import { CliError, ExitCodes } from '../errors.js';
 import { readStackState, stateFile } from '../local-stack.js';
 import { oneLine, paint, print, printJson, startSpinner } from '../output.js';
+import { paintOutcome, paintVerdict } from '../record-format.js';
 import {
   attentionOf,
   deadLetterStatus,
@@ -24,7 +25,7 @@ import {
   sourceStatuses,
   windows,
 } from '../stage-status.js';
-import { logFailure, paintOutcome, paintVerdict } from './deliveries.js';
+import { logFailure } from './deliveries.js';
 
 interface StatusOptions extends LogOptions {
   dedupeTable?: string;

@@ -129,7 +129,9 @@ describe('forgebridge secret rotate / finish on the local stack', () => {
     const args = ['secret', 'finish', '--source', 'github', '--endpoint', ddb.endpoint, '--table', other];
     const empty = await runMain(args, env);
     expect(empty.code).toBe(1);
-    expect(empty.stderr).toMatch(/the log holds 0 verified deliveries of the source since \S+ \(when the current list took effect\), 5 wanted/);
+    expect(empty.stderr).toMatch(
+      /the log holds 0 verified deliveries of the source since \S+ \(when the current list took effect\), 5 wanted/,
+    );
     writeState(OLD);
     const none = await runMain(args, env);
     expect(none.code).toBe(2);

@@ -1,8 +1,7 @@
 // A delivery id may name two deliveries: GitHub gives one event one GUID at every hook it is sent to (two Apps on
 // one URL), each with its own X-GitHub-Hook-ID. The hooks a logged delivery's records came from, and one hook's
-// delivery of them, for the inspector and the CLI (`show`, `replay --hook`); no other import, so the CLI loads it
-// without the inspector's server.
-import type { DeliveryDetails } from '../aws/delivery-log/schema.js';
+// delivery of them, for the inspector and the CLI (`show`, `replay --hook`).
+import type { DeliveryDetails } from './schema.js';
 
 /**
  * The hooks a delivery's records came from (GitHub's `X-GitHub-Hook-ID`), sorted: two when two Apps or hooks got
