@@ -103,13 +103,6 @@ const OPEN_DEFECTS: readonly Suppression[] = [
       "does not remove it): no function uses it, yet it may write every function's log group of the stage " +
       '(forgebridge-<stage>*) and to X-Ray; it should not be deployed',
   },
-  {
-    rule: /^AwsSolutions-SNS3$/,
-    resources: /^AlarmTopic$/,
-    reason:
-      'the alarm topic accepts publishers without TLS; a topic policy denying sns:Publish when aws:SecureTransport ' +
-      'is false closes it (CloudWatch itself publishes over TLS)',
-  },
 ];
 
 /** One finding: a rule and the resource it was found on. */
