@@ -10,6 +10,8 @@ module.exports = () => {
   return [
     ...(local ? [] : ['serverless-esbuild']),
     'serverless-iam-roles-per-function',
+    // After the plugin above, on the same hook: osls's default role, which no function uses then, is left out.
+    './infra/drop-default-role.cjs',
     'serverless-offline',
     'serverless-offline-aws-eventbridge',
     ...(local ? ['./local-stack/offline-reload.cjs'] : []),

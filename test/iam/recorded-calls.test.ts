@@ -173,13 +173,6 @@ const KEPT_GRANTS: readonly KeptGrant[] = [
       'suites, usually the example subscriber',
     sometimes: true,
   },
-  {
-    action: 's3:GetObject',
-    functions: ['onPush'],
-    reason:
-      "every subscriber may read a claim-checked delivery; the suites' claim-checked deliveries are issues events, " +
-      'which onPush never receives',
-  },
 ];
 
 /** One distinct call to evaluate, with the stack whose names resolve its role. */

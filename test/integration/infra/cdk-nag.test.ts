@@ -94,16 +94,7 @@ const SUPPRESSIONS: readonly Suppression[] = [
  * Findings that are defects, reported (issue 26) and not suppressed: listed while they last so that CI stays green,
  * printed on every run; an entry whose finding is gone fails the test, so the fix removes it here too.
  */
-const OPEN_DEFECTS: readonly Suppression[] = [
-  {
-    rule: /^AwsSolutions-IAM5\[/,
-    resources: /^IamRoleLambdaExecution$/,
-    reason:
-      "osls's default role stays in the template beside the per-function roles (serverless-iam-roles-per-function " +
-      "does not remove it): no function uses it, yet it may write every function's log group of the stage " +
-      '(forgebridge-<stage>*) and to X-Ray; it should not be deployed',
-  },
-];
+const OPEN_DEFECTS: readonly Suppression[] = [];
 
 /** One finding: a rule and the resource it was found on. */
 interface Finding {

@@ -165,6 +165,24 @@ export function routingSuite(stack: () => TestStack): void {
         expect(recorded[0]).toMatchObject({ claimCheck: true, bytes: Buffer.byteLength(body) });
         expect(recorded[0]?.sha256).toBe(digest(large));
       });
+
+      it('carries a push over the entry limit through S3 to the push rule and the catch-all', async () => {
+        const { name, payload } = sampleDelivery('push');
+        const large = { ...(payload as Record<string, unknown>), padding: 'x'.repeat(1024 * 1024) };
+        const posted = await t.post(name, large);
+        expect(posted.status).toBe(202);
+        await t.waitFor(
+          () => Object.keys(t.receivedBy(posted.id)).length >= 2 && t.recorded(posted.id).length >= 1,
+          {
+            timeoutMs: 30_000,
+          },
+        );
+        expect(t.receivedBy(posted.id)).toEqual({ onPush: 1, onEverything: 1 });
+        for (const entry of t.received().filter((line) => line.delivery === posted.id)) {
+          expect(entry.claimCheck).toBe(true);
+        }
+        expect(t.recorded(posted.id)[0]?.sha256).toBe(digest(large));
+      });
     });
 
     describe('local stack: bus failure', () => {
