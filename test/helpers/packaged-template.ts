@@ -45,6 +45,24 @@ export interface PackagedTemplate {
   file: string;
 }
 
+/**
+ * The environment `osls` runs with in the tests: PATH and a throw-away HOME only (nothing of the caller's
+ * FORGEBRIDGE_* settings), no telemetry, and a serverless-esbuild work folder of its own (it deletes it when done,
+ * and must not touch a running stack's).
+ */
+export function oslsEnv(home: string, workFolder: string): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, '.config'),
+    XDG_DATA_HOME: join(home, '.local/share'),
+    XDG_CACHE_HOME: join(home, '.cache'),
+    SLS_TELEMETRY_DISABLED: '1',
+    SLS_NOTIFICATIONS_MODE: 'off',
+    FORGEBRIDGE_ESBUILD_WORK_FOLDER: workFolder,
+  };
+}
+
 /** Every file that shapes the template: serverless.yml, infra/, config/ and the local stage's recorder. */
 function inputsDigest(): string {
   const hash = createHash('sha256');
@@ -94,17 +112,7 @@ export async function packagedTemplate(stage: string): Promise<PackagedTemplate>
       ['package', '--package', join(dir, 'out'), '--stage', stage],
       {
         cwd: root,
-        env: {
-          PATH: process.env.PATH,
-          HOME: home,
-          XDG_CONFIG_HOME: join(home, '.config'),
-          XDG_DATA_HOME: join(home, '.local/share'),
-          XDG_CACHE_HOME: join(home, '.cache'),
-          SLS_TELEMETRY_DISABLED: '1',
-          SLS_NOTIFICATIONS_MODE: 'off',
-          // Its own build folder: serverless-esbuild deletes it when done, and must not touch a running stack's.
-          FORGEBRIDGE_ESBUILD_WORK_FOLDER: workFolder,
-        },
+        env: oslsEnv(home, workFolder),
         timeout: 150_000,
       },
     );

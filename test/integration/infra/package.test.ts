@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MetricNames, QueueMetrics } from '../../../lib/aws/index.js';
+import { oslsEnv } from '../../helpers/packaged-template.js';
 
 const root = new URL('../../../', import.meta.url).pathname;
 const run = promisify(execFile);
@@ -93,17 +94,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'forgebridge-package-'));
   workFolder = `.esbuild/package-${basename(dir)}`;
   home = join(dir, 'home');
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, '.config'),
-    XDG_DATA_HOME: join(home, '.local/share'),
-    XDG_CACHE_HOME: join(home, '.cache'),
-    SLS_TELEMETRY_DISABLED: '1',
-    SLS_NOTIFICATIONS_MODE: 'off',
-    // Its own build folder: serverless-esbuild deletes it when done, and must not touch a running stack's.
-    FORGEBRIDGE_ESBUILD_WORK_FOLDER: workFolder,
-  };
+  const env = oslsEnv(home, workFolder);
   osls = (args: string[], extra: NodeJS.ProcessEnv = {}) =>
     run(join(root, 'node_modules/.bin/osls'), args, {
       cwd: root,

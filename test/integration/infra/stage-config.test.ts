@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { oslsEnv } from '../../helpers/packaged-template.js';
 
 const root = new URL('../../../', import.meta.url).pathname;
 const run = promisify(execFile);
@@ -66,16 +67,7 @@ beforeAll(async () => {
   workFolder = `.esbuild/stage-config-${basename(dir)}`;
   const home = join(dir, 'home');
   // Nothing of the test's own environment: PATH and a throw-away HOME only.
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, '.config'),
-    XDG_DATA_HOME: join(home, '.local/share'),
-    XDG_CACHE_HOME: join(home, '.cache'),
-    SLS_TELEMETRY_DISABLED: '1',
-    SLS_NOTIFICATIONS_MODE: 'off',
-    FORGEBRIDGE_ESBUILD_WORK_FOLDER: workFolder,
-  };
+  const env = oslsEnv(home, workFolder);
   osls = (args, extra = {}) =>
     run(join(root, 'node_modules/.bin/osls'), args, {
       cwd: root,
