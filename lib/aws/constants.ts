@@ -49,7 +49,7 @@ export const AwsDefaults = {
   githubTokenMaxResponseBytes: 4 * 1024 * 1024,
   /** Key prefix of claim-check objects in S3. */
   claimCheckPrefix: 'deliveries/',
-  /** Longest delivery id accepted (DynamoDB and S3 keys stay well within their limits); visible ASCII only. */
+  /** Longest delivery id accepted (`isDeliveryId`): DynamoDB and S3 keys stay well within their limits. */
   maxDeliveryIdLength: 256,
   /** Largest raw body a queue record holds inline; a larger one goes to the claim-check bucket (items stop at 400 KB). */
   queueInlineMaxBytes: 300 * 1024,
@@ -193,7 +193,7 @@ export const AwsErrorCodes = {
   queueFailed: 'queue_failed',
   /** The ingest could not take the delivery (secrets or DynamoDB failed, or neither the bus nor the queue took it): 503. */
   serviceUnavailable: 'service_unavailable',
-  /** The delivery id is not 1 to 256 visible ASCII characters: 400. */
+  /** The delivery id is not one `isDeliveryId` takes: 400. */
   invalidDeliveryId: 'invalid_delivery_id',
   /** The same delivery is being processed by another invocation: 409. */
   inProgress: 'in_progress',

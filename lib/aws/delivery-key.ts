@@ -1,7 +1,5 @@
+import { DEFAULT_SOURCE } from './rules.js';
 import type { Delivery } from './types.js';
-
-/** The source of `/webhooks`: its deliveries keep the dedupe and queue keys they had before there were sources. */
-export const DEFAULT_SOURCE = 'default';
 
 /**
  * The key a delivery is deduped and queued under, the one rule for the ingest, the retrier, the reconciler, replay

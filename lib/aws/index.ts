@@ -56,7 +56,6 @@ export {
   type SubscriberLambdaHandler,
 } from './handlers/subscriber.js';
 export {
-  DEFAULT_WEBHOOK_SOURCE,
   type DeliveryLogConfig,
   type IngestConfig,
   type RedriveConfig,
@@ -119,7 +118,7 @@ export { ForgeApiError, type ForgeApiErrorCode, ForgeApiErrorCodes } from './rec
 export { type ReconcileLastRun, readReconcileRun } from './reconcile/last-run.js';
 export { RECONCILE_GAVE_UP_METRIC } from './reconcile/reconcile.js';
 export type { ReconcileReport, SourceCounts } from './reconcile/types.js';
-export { errorCode, isOffline, positive, SOURCE_NAME_RULE } from './rules.js';
+export { errorCode, isOffline, positive } from './rules.js';
 export {
   createSecretsProvider,
   parseSecretList,

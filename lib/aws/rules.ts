@@ -7,23 +7,32 @@ import type { Env } from './env.js';
 
 const DELIVERY_ID = new RegExp(`^[\\x21-\\x7e]{1,${AwsDefaults.maxDeliveryIdLength}}$`);
 
+/** The words that describe a valid delivery id, for error messages (`"--id" must be ${DELIVERY_ID_RULE}`). */
+export const DELIVERY_ID_RULE = `1 to ${AwsDefaults.maxDeliveryIdLength} visible ascii characters`;
+
 /**
- * A delivery id the stack takes: 1 to 256 visible ASCII characters (forges send UUIDs or counters). It becomes
- * DynamoDB and S3 keys and log fields, so nothing else passes.
+ * A delivery id the stack takes ({@link DELIVERY_ID_RULE}: forges send UUIDs or counters). It becomes DynamoDB and
+ * S3 keys and log fields, so nothing else passes.
  */
 export function isDeliveryId(id: unknown): id is string {
   return typeof id === 'string' && DELIVERY_ID.test(id);
 }
 
+/**
+ * The source `/webhooks` (no source in the path) serves: its deliveries keep the dedupe and queue keys they had
+ * before there were sources.
+ */
+export const DEFAULT_SOURCE = 'default';
+
 const SOURCE_NAME = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 
-/** A webhook source's name: 1 to 64 lowercase letters, digits and inner hyphens (a url path segment, part of keys). */
+/** The words that describe a valid source name, for error messages (`"--source" must be ${SOURCE_NAME_RULE}`). */
+export const SOURCE_NAME_RULE = '1 to 64 lowercase letters, digits or inner hyphens (a url path segment)';
+
+/** A webhook source's name ({@link SOURCE_NAME_RULE}): a url path segment and part of keys. */
 export function isSourceName(name: unknown): name is string {
   return typeof name === 'string' && SOURCE_NAME.test(name);
 }
-
-/** The words that describe a valid source name, for error messages. */
-export const SOURCE_NAME_RULE = '1 to 64 lowercase letters, digits or inner hyphens (a url path segment)';
 
 /**
  * An option that must be a positive number (at most `max` when given): the value, or a `TypeError` naming the

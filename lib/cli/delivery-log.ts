@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Command } from 'commander';
-import { DeliveryLog, isDeliveryId } from '../aws/index.js';
+import { DELIVERY_ID_RULE, DeliveryLog, isDeliveryId } from '../aws/index.js';
 import { CliError, ExitCodes } from './errors.js';
 import { NETWORK_REASONS as SHARED_NETWORK_REASONS } from './http.js';
 import { checkUrl, STATE_FILE, stateFile } from './local-stack.js';
@@ -359,10 +359,10 @@ export function parseSince(value: string, now: number = Date.now(), option = '--
   throw new CliError(`"${option}" must be a duration (30m, 1h, 2d) or a date and time (2026-11-23T08:00Z)`);
 }
 
-/** A delivery id as the log accepts it: 1 to 256 visible ascii characters. */
+/** A delivery id as the log accepts it (`isDeliveryId`). */
 export function checkDeliveryId(id: string): string {
   if (!isDeliveryId(id)) {
-    throw new CliError('"<delivery-id>" must be 1 to 256 visible ascii characters');
+    throw new CliError(`"<delivery-id>" must be ${DELIVERY_ID_RULE}`);
   }
   return id;
 }

@@ -4,7 +4,7 @@
  * and secret given with "--url" / "--secret" or FORGEBRIDGE_WEBHOOK_URL / _SECRET.
  */
 import { readFileSync } from 'node:fs';
-import { isSourceName } from '../aws/core/index.js';
+import { isSourceName, SOURCE_NAME_RULE } from '../aws/core/index.js';
 import { type Forge, Forges, standardSecret } from '../webhooks/index.js';
 import { CliError } from './errors.js';
 
@@ -78,9 +78,7 @@ export interface TargetOptions {
  */
 export function resolveTarget(options: TargetOptions, env: NodeJS.ProcessEnv = process.env): Target {
   if (options.source !== undefined && !isSourceName(options.source)) {
-    throw new CliError(
-      '"--source" must be lowercase letters, digits and inner hyphens (at most 64 characters)',
-    );
+    throw new CliError(`"--source" must be ${SOURCE_NAME_RULE}`);
   }
   const given = nonEmpty(options.url) ?? nonEmpty(env.FORGEBRIDGE_WEBHOOK_URL);
   if (given === undefined) return localTarget(options, env);

@@ -14,4 +14,10 @@ export {
   DeliveryLogTable,
   TokenTable,
 } from '../constants.js';
-export { isDeliveryId, isSourceName } from '../rules.js';
+export {
+  DEFAULT_SOURCE,
+  DELIVERY_ID_RULE,
+  isDeliveryId,
+  isSourceName,
+  SOURCE_NAME_RULE,
+} from '../rules.js';

@@ -1,7 +1,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { AwsDefaults, DeliveryLogTable } from '../constants.js';
-import { errorCode, isDeliveryId, positive } from '../rules.js';
+import { DELIVERY_ID_RULE, errorCode, isDeliveryId, positive } from '../rules.js';
 import type { LoggerLike } from '../types.js';
 import {
   deliveryPk,
@@ -135,9 +135,7 @@ export class DeliveryLog {
     options: { source?: string | undefined } = {},
   ): Promise<DeliveryDetails | undefined> {
     if (!isDeliveryId(deliveryId)) {
-      throw new TypeError(
-        `"deliveryId" must be 1 to ${AwsDefaults.maxDeliveryIdLength} visible ascii characters`,
-      );
+      throw new TypeError(`"deliveryId" must be ${DELIVERY_ID_RULE}`);
     }
     const pk = deliveryPk(deliveryId, options.source);
     const items: Record<string, unknown>[] = [];

@@ -51,7 +51,7 @@ export type DeliveryOutcome = (typeof DeliveryOutcomes)[number];
 export interface DeliveryLogEntry {
   /** When the request came in: epoch ms or a `Date`. Default now. */
   receivedAt?: number | Date | undefined;
-  /** The delivery id; one that is not 1 to 256 visible ASCII characters is dropped (`deliveryIdInvalid`). */
+  /** The delivery id; one `isDeliveryId` refuses is dropped (`deliveryIdInvalid`). */
   deliveryId?: string | undefined;
   /** The catalogue event name (`issues`). */
   event?: string | undefined;

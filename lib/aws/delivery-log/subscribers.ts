@@ -3,9 +3,9 @@
  * written by {@link DeliveryLog.recordSubscriber} and read beside a page of records.
  */
 import { BatchGetCommand, type BatchGetCommandOutput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { AwsDefaults, DeliveryLogTable } from '../constants.js';
+import { DeliveryLogTable } from '../constants.js';
 import { isConditionalCheckFailed } from '../errors.js';
-import { isDeliveryId } from '../rules.js';
+import { DELIVERY_ID_RULE, isDeliveryId } from '../rules.js';
 import { deliveryPk, type LogTable, RECORD_PREFIX, subscribersOf, subscribersSk, text } from './item.js';
 import type { DeliveryRecord, SubscriberOutcome, SubscriberReport } from './schema.js';
 
@@ -102,9 +102,7 @@ export async function recordSubscriberOutcome(
   report: SubscriberReport,
 ): Promise<void> {
   if (!isDeliveryId(deliveryId)) {
-    throw new TypeError(
-      `"deliveryId" must be 1 to ${AwsDefaults.maxDeliveryIdLength} visible ascii characters`,
-    );
+    throw new TypeError(`"deliveryId" must be ${DELIVERY_ID_RULE}`);
   }
   if (typeof report !== 'object' || report === null) throw new TypeError('"report" must be an object');
   const { subscriber } = report;

@@ -1,19 +1,15 @@
 import { DEFAULT_TOLERANCE_SECONDS, type Forge, Forges, resolvePreset } from '../../webhooks/index.js';
 import { AwsDefaults } from '../constants.js';
-import { DEFAULT_SOURCE } from '../delivery-key.js';
 import { type Env, numberEnv, optionalEnv, requireEnv } from '../env.js';
-import { isOffline, isSourceName, SOURCE_NAME_RULE } from '../rules.js';
+import { DEFAULT_SOURCE, isOffline, isSourceName, SOURCE_NAME_RULE } from '../rules.js';
 import { parseSourceHook, type SourceHook } from './source-hook.js';
-
-/** The source `/webhooks` (no source in the path) serves. */
-export const DEFAULT_WEBHOOK_SOURCE = DEFAULT_SOURCE;
 
 /**
  * One webhook source: a door `/webhooks/{name}` (`/webhooks` for `default`) with its forge preset and its own
  * secret. An element of `FORGEBRIDGE_WEBHOOK_SOURCES`.
  */
 export interface WebhookSourceConfig {
-  /** Lowercase letters, digits and inner hyphens, at most 64 characters: a path segment and part of keys. */
+  /** A source name (`SOURCE_NAME_RULE`): a path segment and part of keys. */
   name: string;
   /** The forge preset: header names, signature scheme, event mapping. */
   forge: Forge;
@@ -174,7 +170,7 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
  * appended in upper case (`gitlab-acme` -> `FORGEBRIDGE_WEBHOOK_SECRET_GITLAB_ACME`).
  */
 export function sourceSecretEnv(name: string): string {
-  return name === DEFAULT_WEBHOOK_SOURCE
+  return name === DEFAULT_SOURCE
     ? AwsDefaults.secretsEnvVar
     : `${AwsDefaults.secretsEnvVar}_${name.toUpperCase().replaceAll('-', '_')}`;
 }
@@ -194,7 +190,7 @@ function readWebhookSources(
       throw new TypeError(`environment variable "FORGEBRIDGE_FORGE" must be one of ${forgeList()}`);
     }
     const only: WebhookSourceConfig = {
-      name: DEFAULT_WEBHOOK_SOURCE,
+      name: DEFAULT_SOURCE,
       forge: forge as Forge,
       secretParameter: fallback.secretParameter,
       secretEnv: AwsDefaults.secretsEnvVar,

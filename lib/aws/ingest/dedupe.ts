@@ -15,6 +15,7 @@ import { AwsDefaults, DedupeTable } from '../constants.js';
 import { dedupeKeyOf } from '../delivery-key.js';
 import { randomId } from '../random-id.js';
 import type { Delivery } from '../types.js';
+import { DEFAULT_SOURCE } from '../rules.js';
 import { recordKeyOf } from './dedupe-record.js';
 
 /** Options of {@link createDedupedPublish}. Defaults live in {@link AwsDefaults}. */
@@ -169,9 +170,8 @@ export function createDedupedPublish(options: DedupeOptions): DedupedPublish {
   // One Powertools setup per record lifetime in use (its config fixes the expiry), made on first use.
   const byTtl = new Map<number, ReturnType<typeof idempotentPublishOf>>();
   const setupFor = (delivery: Delivery) => {
-    const seconds = Object.hasOwn(bySource, delivery.source ?? 'default')
-      ? (bySource[delivery.source ?? 'default'] as number)
-      : ttlSeconds;
+    const source = delivery.source ?? DEFAULT_SOURCE;
+    const seconds = Object.hasOwn(bySource, source) ? (bySource[source] as number) : ttlSeconds;
     let setup = byTtl.get(seconds);
     if (setup === undefined) {
       setup = idempotentPublishOf(options, seconds);

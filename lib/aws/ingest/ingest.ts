@@ -1,9 +1,9 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Context } from 'aws-lambda';
 import { ErrorCodes } from '../../webhooks/index.js';
-import { AwsDefaults, AwsErrorCodes } from '../constants.js';
+import { AwsErrorCodes } from '../constants.js';
 import { IngestError } from '../errors.js';
-import { errorCode, isDeliveryId } from '../rules.js';
+import { DELIVERY_ID_RULE, errorCode, isDeliveryId } from '../rules.js';
 import type { Delivery, IngestResponse, LoggerLike, PayloadRef } from '../types.js';
 import { createDedupedPublish, DedupeInProgressError, DedupePublishError } from './dedupe.js';
 import type { ForgeWebhookEvent } from './middleware.js';
@@ -119,7 +119,7 @@ export function createIngest(options: IngestOptions): IngestHandler {
       throw new IngestError(
         400,
         AwsErrorCodes.invalidDeliveryId,
-        `"delivery" id must be 1 to ${AwsDefaults.maxDeliveryIdLength} visible ascii characters`,
+        `"delivery" id must be ${DELIVERY_ID_RULE}`,
       );
     }
     const payload = event.body;

@@ -5,9 +5,8 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { DeliveryHeaderNames, Forge } from '../../webhooks/index.js';
 import { AwsErrorCodes } from '../constants.js';
-import { DEFAULT_SOURCE } from '../delivery-key.js';
 import { IngestError } from '../errors.js';
-import { isSourceName } from '../rules.js';
+import { DEFAULT_SOURCE, isSourceName, SOURCE_NAME_RULE } from '../rules.js';
 import type { ApiGatewayEvent } from './api-gateway.js';
 import {
   type ForgeWebhookEvent,
@@ -63,9 +62,7 @@ export function forgeWebhookSources(
   const bySource = new Map<string, MiddlewareObj<ForgeWebhookEvent<unknown>>>();
   for (const [index, source] of options.sources.entries()) {
     if (!isSourceName(source?.name)) {
-      throw new TypeError(
-        `"sources[${index}].name" must be 1 to 64 lowercase letters, digits or inner hyphens`,
-      );
+      throw new TypeError(`"sources[${index}].name" must be ${SOURCE_NAME_RULE}`);
     }
     if (bySource.has(source.name)) throw new TypeError(`"sources[${index}].name" is repeated`);
     const webhookOptions: ForgeWebhookOptions = { secret: source.secret };

@@ -4,6 +4,7 @@
  * building is pure; every answer is checked against the fields GitHub's REST description requires before it is
  * used, so nothing is redelivered on a guess.
  */
+import { isDeliveryId } from '../rules.js';
 import type { SourceHook } from '../ingest/source-hook.js';
 import {
   type ForgeAnswer,
@@ -51,8 +52,7 @@ export function parseGitHubDelivery(value: unknown, what: string): ForgeDelivery
   const at = typeof deliveredAt === 'string' ? Date.parse(deliveredAt) : Number.NaN;
   if (!Number.isSafeInteger(id) || (id as number) <= 0)
     throw malformed(what, 'an item without an integer "id"');
-  if (typeof guid !== 'string' || !/^[\x21-\x7e]{1,256}$/.test(guid))
-    throw malformed(what, 'an item without a "guid"');
+  if (!isDeliveryId(guid)) throw malformed(what, 'an item without a "guid"');
   if (Number.isNaN(at)) throw malformed(what, 'an item without a "delivered_at" date');
   if (!Number.isSafeInteger(statusCode) || (statusCode as number) < 0) {
     throw malformed(what, 'an item without an integer "status_code"');

@@ -8,6 +8,7 @@
  */
 import { resolvePreset } from '../../webhooks/index.js';
 import type { SourceHook } from '../ingest/source-hook.js';
+import { isDeliveryId } from '../rules.js';
 import { ForgeApiError, ForgeApiErrorCodes, type ForgeHttpOptions, sendAuthorized } from './forge-http.js';
 import { nextLink } from './github.js';
 import type { DeliveryLogApi, ForgeDelivery, ForgePayload, HookAuth } from './types.js';
@@ -66,7 +67,7 @@ export function parseGitLabEvent(value: unknown, what: string): GitLabEvent {
     if (typeof header === 'string') headers[name.toLowerCase()] = header;
   }
   const deliveryId = DELIVERY_HEADERS.map((name) => headers[name]).find((header) => header !== undefined);
-  if (deliveryId === undefined || !/^[\x21-\x7e]{1,256}$/.test(deliveryId)) {
+  if (!isDeliveryId(deliveryId)) {
     throw malformed(what, 'an event without an "Idempotency-Key" or "X-Gitlab-Event-UUID" request header');
   }
   const event = headers['x-gitlab-event'];

@@ -1,6 +1,11 @@
 import { InvokeCommand, type InvokeCommandOutput, LambdaClient } from '@aws-sdk/client-lambda';
 import type { Command } from 'commander';
-import { createReconcileHandler, isSourceName, type ReconcileReport } from '../../aws/index.js';
+import {
+  createReconcileHandler,
+  isSourceName,
+  type ReconcileReport,
+  SOURCE_NAME_RULE,
+} from '../../aws/index.js';
 import { awsFailure, dynamoDbClient, readLocalState } from '../delivery-log.js';
 import { CliError, ExitCodes } from '../errors.js';
 import { checkUrl, stateFile } from '../local-stack.js';
@@ -46,9 +51,7 @@ Examples:
     )
     .action(async (options: ReconcileCommandOptions) => {
       if (options.source !== undefined && !isSourceName(options.source)) {
-        throw new CliError(
-          '"--source" must be lowercase letters, digits and inner hyphens (at most 64 characters)',
-        );
+        throw new CliError(`"--source" must be ${SOURCE_NAME_RULE}`);
       }
       const report = options.stage === undefined ? await runHere(options) : await invokeStage(options);
       if (options.json === true) printJson(report);

@@ -4,7 +4,13 @@ import { fileURLToPath } from 'node:url';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import type { Command } from 'commander';
-import { AwsDefaults, isSourceName, parseSecretList, sourceSecretEnv } from '../../aws/index.js';
+import {
+  AwsDefaults,
+  isSourceName,
+  parseSecretList,
+  SOURCE_NAME_RULE,
+  sourceSecretEnv,
+} from '../../aws/index.js';
 import { type Forge, Forges } from '../../webhooks/index.js';
 import { awsFailure, openLog, resolveLogTarget, stageRegion } from '../delivery-log.js';
 import { CliError, ExitCodes } from '../errors.js';
@@ -146,7 +152,7 @@ async function finish(options: SecretOptions): Promise<void> {
 
 async function openStore(options: SecretOptions): Promise<Store> {
   if (!isSourceName(options.source)) {
-    throw new CliError('"--source" must be 1 to 64 lowercase letters, digits or inner hyphens');
+    throw new CliError(`"--source" must be ${SOURCE_NAME_RULE}`);
   }
   if (options.forge !== undefined && !(Forges as readonly string[]).includes(options.forge)) {
     throw new CliError(`"--forge" must be one of ${Forges.join(', ')}`);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Command, Option } from 'commander';
-import { isDeliveryId } from '../../aws/core/index.js';
+import { DELIVERY_ID_RULE, isDeliveryId } from '../../aws/core/index.js';
 import {
   deliveryHeaders,
   type Forge,
@@ -85,7 +85,7 @@ async function send(name: string, options: SendOptions, version: string): Promis
   const forge = target.forge;
   const { body, nativeName } = await payloadOf(event, options.file, forge);
   if (options.id !== undefined && !isDeliveryId(options.id)) {
-    throw new CliError('"--id" must be 1 to 256 visible ascii characters');
+    throw new CliError(`"--id" must be ${DELIVERY_ID_RULE}`);
   }
   const id = options.id ?? randomUUID();
   const native = options.nativeEvent ?? nativeName;

@@ -914,7 +914,7 @@ export function badInputScenarios(cli: CliRunner): void {
       expectOneLineError(
         await cli(['send', 'push', '--source', 'Bad_Source', '--url', base, '--secret', 'x']),
         2,
-        '"--source" must be lowercase letters',
+        '"--source" must be 1 to 64 lowercase letters',
       );
       expectOneLineError(
         await cli(['send', 'push', '--id', 'with space', '--url', base, '--secret', 'x']),
