@@ -14,8 +14,8 @@ import type { Context } from 'aws-lambda';
 import { AwsDefaults, DedupeTable } from '../constants.js';
 import { dedupeKeyOf } from '../delivery-key.js';
 import { randomId } from '../random-id.js';
-import type { Delivery } from '../types.js';
 import { DEFAULT_SOURCE } from '../rules.js';
+import type { Delivery } from '../types.js';
 import { recordKeyOf } from './dedupe-record.js';
 
 /** Options of {@link createDedupedPublish}. Defaults live in {@link AwsDefaults}. */
