@@ -33,6 +33,7 @@ const COMMANDS: ReadonlyArray<readonly [name: string, load: () => Promise<Regist
   ['inspect', async () => (await import('./commands/inspect.js')).registerInspect],
   ['dev', async () => (await import('./commands/dev.js')).registerDev],
   ['config', async () => (await import('./commands/config.js')).registerConfig],
+  ['connect', async () => (await import('./commands/connect.js')).registerConnect],
 ];
 
 /**
