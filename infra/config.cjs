@@ -1,7 +1,7 @@
 // The stage's settings for serverless.yml: config/<stage>.yml, a set FORGEBRIDGE_* environment variable over it,
 // the defaults under both (lib/aws/stage-config.ts, loaded through tsx: the same readers the functions run at their
 // cold start check every value here, so `osls package` stops on a wrong one). `forgebridge config --stage <name>`
-// prints the same. infra/monitoring.cjs reads the alarms and the sources through `load`.
+// prints the same. infra/monitoring.cjs reads the alarms and the sources through `load`, the metrics through `core`.
 'use strict';
 
 const { join } = require('node:path');
@@ -24,6 +24,17 @@ function load(stage) {
     );
   }
   return resolved.get(stage);
+}
+
+let coreModule;
+/**
+ * lib/aws's SDK-free core (lib/aws/core): the custom metrics' names, units and dimensions the functions print, the
+ * one home infra/monitoring.cjs builds the alarms and the dashboard from. Loaded, not copied: a generated CommonJS
+ * copy would be one more file to keep in step, and tsx is already here for the stage's settings.
+ */
+function core() {
+  coreModule ??= tsImport('../lib/aws/core/index.ts', __filename);
+  return coreModule;
 }
 
 /** The names the functions are given: the stack's own resources, or offline the configured names. */
@@ -74,3 +85,4 @@ module.exports = async ({ resolveVariable }) => {
   };
 };
 module.exports.load = load;
+module.exports.core = core;

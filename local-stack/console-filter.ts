@@ -2,6 +2,8 @@
 // few seconds (serverless-offline's duration line of each run) and the functions' metric lines, which CloudWatch
 // would read on AWS; with `--metrics`, those metric lines in a readable form instead.
 
+import { MetricNames } from '../lib/aws/core/index.js';
+
 /** Options of {@link createConsoleFilter}. */
 export interface ConsoleFilterOptions {
   /** Show the metrics the functions print (CloudWatch embedded metric format), one readable line each. */
@@ -13,7 +15,11 @@ const REDRIVE_RUN = /\(λ: redrive\) RequestId: \S+\s+Duration: /;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the colour codes serverless-offline may print
 const ANSI = /\u001b\[[0-9;]*m/g;
 /** Metrics printed once per retrier run: shown only when one of them changed. */
-const QUEUE_METRICS = new Set(['QueueDepth', 'QueueOldestAgeSeconds', 'RedrivePublished', 'DeadLettered']);
+const QUEUE_METRICS = new Set<string>([
+  MetricNames.queueDepth,
+  MetricNames.queueOldestAgeSeconds,
+  MetricNames.redrivePublished,
+]);
 const UNITS: Readonly<Record<string, string>> = { Milliseconds: ' ms', Seconds: ' s', Bytes: ' B' };
 
 interface Directive {

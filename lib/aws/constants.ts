@@ -140,11 +140,90 @@ export const DeliveryLogTable = {
   ],
 } as const;
 
-/** Names of the retrier's CloudWatch metrics. */
-export const QueueMetrics = {
-  /** A queued delivery given up after the maximum age (an alarm fires on it). */
-  deadLettered: 'DeadLetteredDeliveries',
+/** The dimensions of the custom metrics ({@link MetricDefinitions}), by name. */
+export const MetricDimensions = {
+  /** `POWERTOOLS_SERVICE_NAME` (`forgebridge`): Powertools Metrics adds it to every metric it prints. */
+  service: 'service',
+  /** The configured webhook source; `_unknown` for a request to one that is not configured. */
+  source: 'Source',
+  /** What the signature check said (`verified`, `bad_signature`, ...), as in the delivery log. */
+  verdict: 'Verdict',
+  /** What the ingest did (`published`, ...) or how a subscriber ended (`ok`, `error`). */
+  outcome: 'Outcome',
+  /** A subscriber's Lambda function name. */
+  function: 'Function',
 } as const;
+
+const { source, verdict, outcome, function: fn } = MetricDimensions;
+
+/**
+ * Every custom metric the functions print (CloudWatch embedded metric format): its name, unit and the one dimension
+ * set it is printed under, besides `service` when `service` is true (the two printed on a log line of their own
+ * carry no dimension at all). The one home of these names: the alarms and the dashboard (infra/monitoring.cjs) are
+ * built from it, and tests hold the printed metrics, every alarm and docs/operations.md's table to it.
+ */
+export const MetricDefinitions = {
+  /** 1 per request answered. */
+  deliveries: { name: 'Deliveries', unit: 'Count', dimensions: [source, verdict, outcome], service: true },
+  ingestDuration: { name: 'IngestDuration', unit: 'Milliseconds', dimensions: [], service: true },
+  bodyBytes: { name: 'BodyBytes', unit: 'Bytes', dimensions: [], service: true },
+  queueDepth: { name: 'QueueDepth', unit: 'Count', dimensions: [], service: true },
+  queueOldestAgeSeconds: { name: 'QueueOldestAgeSeconds', unit: 'Seconds', dimensions: [], service: true },
+  /** 1 on a retrier run that could not read the queue's depth and age: a blind queue is itself an alarm. */
+  queueStatsFailed: { name: 'QueueStatsFailed', unit: 'Count', dimensions: [], service: true },
+  redrivePublished: { name: 'RedrivePublished', unit: 'Count', dimensions: [], service: true },
+  /** 1 on each dead-letter log line of the retrier (an alarm fires on one). */
+  deadLetteredDeliveries: { name: 'DeadLetteredDeliveries', unit: 'Count', dimensions: [], service: false },
+  subscriberOutcome: { name: 'SubscriberOutcome', unit: 'Count', dimensions: [fn, outcome], service: true },
+  subscriberDuration: {
+    name: 'SubscriberDuration',
+    unit: 'Milliseconds',
+    dimensions: [fn, outcome],
+    service: true,
+  },
+  reconcileFailedAtForge: {
+    name: 'ReconcileFailedAtForge',
+    unit: 'Count',
+    dimensions: [source],
+    service: true,
+  },
+  reconcileRedelivered: { name: 'ReconcileRedelivered', unit: 'Count', dimensions: [source], service: true },
+  reconcileRecovered: { name: 'ReconcileRecovered', unit: 'Count', dimensions: [source], service: true },
+  /** 1 on each log line of the reconciler about a delivery given up (an alarm fires on one). */
+  reconcileGaveUpDeliveries: {
+    name: 'ReconcileGaveUpDeliveries',
+    unit: 'Count',
+    dimensions: [],
+    service: false,
+  },
+} as const satisfies Record<string, MetricDefinition>;
+
+/** One custom metric of {@link MetricDefinitions}. */
+export interface MetricDefinition {
+  readonly name: string;
+  readonly unit: 'Count' | 'Milliseconds' | 'Bytes' | 'Seconds';
+  /** Its dimensions besides `service`, in the order they are printed. */
+  readonly dimensions: readonly (typeof MetricDimensions)[keyof typeof MetricDimensions][];
+  /** Printed through Powertools Metrics, which adds the `service` dimension. */
+  readonly service: boolean;
+}
+
+/** The name of each metric of {@link MetricDefinitions}. */
+export const MetricNames = Object.fromEntries(
+  Object.entries(MetricDefinitions).map(([key, definition]) => [key, definition.name]),
+) as { readonly [K in keyof typeof MetricDefinitions]: (typeof MetricDefinitions)[K]['name'] };
+
+/**
+ * The `Outcome`s of `Deliveries` for a verified delivery (everything the ingest does with one but refuse it): the
+ * quiet-source alarm adds them up.
+ */
+export const VERIFIED_DELIVERY_OUTCOMES = [
+  'published',
+  'queued',
+  'duplicate',
+  'in_progress',
+  'failed',
+] as const;
 
 /**
  * Attribute names of the token table. `infra/tables.ts` and serverless.yml declare the same.

@@ -5,7 +5,6 @@
  * handler is one line). What handlers and users need; deeper paths are private (tests reach them directly).
  */
 
-export { QueueMetrics } from './constants.js';
 // The SDK-free part (defaults, table definitions, the delivery id and source name rules), also its own entry.
 export * from './core/index.js';
 export * from './delivery-log/index.js';
@@ -107,7 +106,6 @@ export {
   type DeliveryMetric,
   ForgebridgeMetrics,
   type ForgebridgeMetricsOptions,
-  MetricNames,
   type QueueMetric,
   type ReconcileMetric,
   type SubscriberMetric,
@@ -116,7 +114,6 @@ export {
 export { type ReconcileConfig, type ReconcileSourceConfig, readReconcileConfig } from './reconcile/config.js';
 export { ForgeApiError, type ForgeApiErrorCode, ForgeApiErrorCodes } from './reconcile/forge-http.js';
 export { type ReconcileLastRun, readReconcileRun } from './reconcile/last-run.js';
-export { RECONCILE_GAVE_UP_METRIC } from './reconcile/reconcile.js';
 export type { ReconcileReport, SourceCounts } from './reconcile/types.js';
 export { errorCode, isOffline, positive } from './rules.js';
 export {

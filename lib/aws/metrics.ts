@@ -1,25 +1,7 @@
-import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { AwsDefaults } from './constants.js';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { AwsDefaults, MetricDefinitions, MetricDimensions } from './constants.js';
 import type { DeliveryOutcome, DeliveryVerdict } from './delivery-log/index.js';
 import type { Env } from './env.js';
-
-/** The metric names of docs/operations.md: the alarms and the dashboard read exactly these. */
-export const MetricNames = {
-  deliveries: 'Deliveries',
-  ingestDuration: 'IngestDuration',
-  bodyBytes: 'BodyBytes',
-  queueDepth: 'QueueDepth',
-  queueOldestAgeSeconds: 'QueueOldestAgeSeconds',
-  /** 1 on a retrier run that could not read the queue's depth and age: a blind queue is itself an alarm. */
-  queueStatsFailed: 'QueueStatsFailed',
-  redrivePublished: 'RedrivePublished',
-  deadLettered: 'DeadLettered',
-  subscriberOutcome: 'SubscriberOutcome',
-  subscriberDuration: 'SubscriberDuration',
-  reconcileFailedAtForge: 'ReconcileFailedAtForge',
-  reconcileRedelivered: 'ReconcileRedelivered',
-  reconcileRecovered: 'ReconcileRecovered',
-} as const;
 
 /** The `Source` of a request to a source that is not configured: no source name can be it. */
 export const UNKNOWN_SOURCE = '_unknown';
@@ -53,7 +35,6 @@ export interface QueueMetric {
   /** The queue's depth and age could not be read (denied, throttled): `QueueStatsFailed` 1 stands in for them. */
   statsFailed?: boolean | undefined;
   published: number;
-  deadLettered: number;
 }
 
 /** What one reconciler run found and did for one source. */
@@ -102,53 +83,81 @@ export class ForgebridgeMetrics {
   delivery(metric: DeliveryMetric): void {
     const known = metric.source !== undefined && (this.#sources?.has(metric.source) ?? true);
     const deliveries = this.#deliveries;
-    deliveries.addDimension('Source', known ? (metric.source as string) : UNKNOWN_SOURCE);
-    deliveries.addDimension('Verdict', metric.verdict);
-    deliveries.addDimension('Outcome', metric.outcome);
-    deliveries.addMetric(MetricNames.deliveries, MetricUnit.Count, 1);
+    deliveries.addDimension(MetricDimensions.source, known ? (metric.source as string) : UNKNOWN_SOURCE);
+    deliveries.addDimension(MetricDimensions.verdict, metric.verdict);
+    deliveries.addDimension(MetricDimensions.outcome, metric.outcome);
+    add(deliveries, 'deliveries', 1);
     deliveries.publishStoredMetrics();
-    this.#metrics.addMetric(MetricNames.ingestDuration, MetricUnit.Milliseconds, round(metric.durationMs));
-    this.#metrics.addMetric(MetricNames.bodyBytes, MetricUnit.Bytes, metric.bodyBytes);
+    add(this.#metrics, 'ingestDuration', round(metric.durationMs));
+    add(this.#metrics, 'bodyBytes', metric.bodyBytes);
     this.#metrics.publishStoredMetrics();
   }
 
   /**
-   * `QueueDepth` and `QueueOldestAgeSeconds` (or `QueueStatsFailed` when they could not be read), `RedrivePublished`
-   * and `DeadLettered` of one run: one line.
+   * `QueueDepth` and `QueueOldestAgeSeconds` (or `QueueStatsFailed` when they could not be read) and
+   * `RedrivePublished` of one run: one line. A dead letter is counted on its own log line ({@link logLineMetric}).
    */
   queue(metric: QueueMetric): void {
-    if (metric.depth !== undefined)
-      this.#metrics.addMetric(MetricNames.queueDepth, MetricUnit.Count, metric.depth);
+    if (metric.depth !== undefined) add(this.#metrics, 'queueDepth', metric.depth);
     if (metric.oldestAgeSeconds !== undefined)
-      this.#metrics.addMetric(MetricNames.queueOldestAgeSeconds, MetricUnit.Seconds, metric.oldestAgeSeconds);
-    if (metric.statsFailed === true)
-      this.#metrics.addMetric(MetricNames.queueStatsFailed, MetricUnit.Count, 1);
-    this.#metrics.addMetric(MetricNames.redrivePublished, MetricUnit.Count, metric.published);
-    this.#metrics.addMetric(MetricNames.deadLettered, MetricUnit.Count, metric.deadLettered);
+      add(this.#metrics, 'queueOldestAgeSeconds', metric.oldestAgeSeconds);
+    if (metric.statsFailed === true) add(this.#metrics, 'queueStatsFailed', 1);
+    add(this.#metrics, 'redrivePublished', metric.published);
     this.#metrics.publishStoredMetrics();
   }
 
   /** `ReconcileFailedAtForge`, `ReconcileRedelivered` and `ReconcileRecovered` by `Source`: one line. */
   reconcile(metric: ReconcileMetric): void {
-    this.#metrics.addDimension('Source', metric.source);
-    this.#metrics.addMetric(MetricNames.reconcileFailedAtForge, MetricUnit.Count, metric.failedAtForge);
-    this.#metrics.addMetric(MetricNames.reconcileRedelivered, MetricUnit.Count, metric.redelivered);
-    this.#metrics.addMetric(MetricNames.reconcileRecovered, MetricUnit.Count, metric.recovered);
+    this.#metrics.addDimension(MetricDimensions.source, metric.source);
+    add(this.#metrics, 'reconcileFailedAtForge', metric.failedAtForge);
+    add(this.#metrics, 'reconcileRedelivered', metric.redelivered);
+    add(this.#metrics, 'reconcileRecovered', metric.recovered);
     this.#metrics.publishStoredMetrics();
   }
 
   /** `SubscriberOutcome` and `SubscriberDuration` by `Function` and `Outcome`: one line. */
   subscriber(metric: SubscriberMetric): void {
-    this.#metrics.addDimension('Function', metric.function);
-    this.#metrics.addDimension('Outcome', metric.outcome);
-    this.#metrics.addMetric(MetricNames.subscriberOutcome, MetricUnit.Count, 1);
-    this.#metrics.addMetric(
-      MetricNames.subscriberDuration,
-      MetricUnit.Milliseconds,
-      round(metric.durationMs),
-    );
+    this.#metrics.addDimension(MetricDimensions.function, metric.function);
+    this.#metrics.addDimension(MetricDimensions.outcome, metric.outcome);
+    add(this.#metrics, 'subscriberOutcome', 1);
+    add(this.#metrics, 'subscriberDuration', round(metric.durationMs));
     this.#metrics.publishStoredMetrics();
   }
+}
+
+/** A metric of {@link MetricDefinitions} printed on a log line of its own: without `service`, nor any dimension. */
+type LogLineMetric = {
+  [K in keyof typeof MetricDefinitions]: (typeof MetricDefinitions)[K]['service'] extends false ? K : never;
+}[keyof typeof MetricDefinitions];
+
+/**
+ * The fields that make a log line count 1 of `metric` in `namespace` (CloudWatch embedded metric format): for an
+ * event that is alarmed on where it happens (a dead letter, a delivery given up), whatever the rest of the run does.
+ *
+ * @example
+ * ```ts
+ * logger.error('queued delivery dead-lettered', { delivery, ...logLineMetric('deadLetteredDeliveries', namespace) });
+ * ```
+ */
+export function logLineMetric(
+  metric: LogLineMetric,
+  namespace: string,
+  now: number = Date.now(),
+): Record<string, unknown> {
+  const { name, unit } = MetricDefinitions[metric];
+  return {
+    _aws: {
+      Timestamp: now,
+      CloudWatchMetrics: [{ Namespace: namespace, Dimensions: [[]], Metrics: [{ Name: name, Unit: unit }] }],
+    },
+    [name]: 1,
+  };
+}
+
+/** Adds one metric of {@link MetricDefinitions} under its name and unit. */
+function add(metrics: Metrics, metric: keyof typeof MetricDefinitions, value: number): void {
+  const { name, unit } = MetricDefinitions[metric];
+  metrics.addMetric(name, unit, value);
 }
 
 function round(ms: number): number {

@@ -63,10 +63,13 @@ export function oslsEnv(home: string, workFolder: string): NodeJS.ProcessEnv {
   };
 }
 
-/** Every file that shapes the template: serverless.yml, infra/, config/ and the local stage's recorder. */
+/**
+ * Every file that shapes the template: serverless.yml, infra/, config/, the local stage's recorder and the metric
+ * definitions infra/monitoring.cjs builds the alarms from.
+ */
 function inputsDigest(): string {
   const hash = createHash('sha256');
-  const files = ['serverless.yml', 'local-stack/recorder.yml'];
+  const files = ['serverless.yml', 'local-stack/recorder.yml', 'lib/aws/constants.ts'];
   const walk = (dir: string) => {
     if (!existsSync(dir)) return;
     for (const entry of readdirSync(dir, { withFileTypes: true })) {

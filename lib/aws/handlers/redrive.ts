@@ -94,7 +94,6 @@ export function createRedriveHandler(options: RedriveHandlerOptions = {}) {
         ...left,
         statsFailed: left === undefined,
         published: report.published,
-        deadLettered: report.dead,
       });
     }
     return report;

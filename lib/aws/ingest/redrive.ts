@@ -1,4 +1,5 @@
-import { AwsDefaults, AwsErrorCodes, QueueMetrics } from '../constants.js';
+import { AwsDefaults, AwsErrorCodes } from '../constants.js';
+import { logLineMetric } from '../metrics.js';
 import { errorCode, positive } from '../rules.js';
 import type { LoggerLike } from '../types.js';
 import type { PublisherLike } from './ingest.js';
@@ -57,7 +58,7 @@ const OUTAGE_CODES = new Set<string>([AwsErrorCodes.publishFailed, AwsErrorCodes
  * publishes it with the ingest's publisher, deletes the record
  * on success, and on failure sets its next due time (exponential backoff) or, once it is older than
  * `maxAgeSeconds`, dead-letters it with an error log line carrying the `DeadLetteredDeliveries` metric
- * (CloudWatch embedded metric format). A failed publish that looks like an outage ends the run early.
+ * (CloudWatch embedded metric format, {@link logLineMetric}). A failed publish that looks like an outage ends the run early.
  */
 export async function redriveQueue(options: RedriveOptions): Promise<RedriveReport> {
   const { queue, publisher, logger } = options;
@@ -97,17 +98,7 @@ export async function redriveQueue(options: RedriveOptions): Promise<RedriveRepo
         ...fields,
         reason,
         queuedAt: new Date(record.queuedAt).toISOString(),
-        _aws: {
-          Timestamp: Date.now(),
-          CloudWatchMetrics: [
-            {
-              Namespace: namespace,
-              Dimensions: [[]],
-              Metrics: [{ Name: QueueMetrics.deadLettered, Unit: 'Count' }],
-            },
-          ],
-        },
-        [QueueMetrics.deadLettered]: 1,
+        ...logLineMetric('deadLetteredDeliveries', namespace),
       });
       return;
     }

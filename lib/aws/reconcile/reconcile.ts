@@ -5,16 +5,15 @@
  * through the verifying ingest. Bounded per run, a backoff per delivery, a stop on a rate limit, and a forge API
  * that is down ends the source (and the run) normally with the error logged.
  */
+import { AwsDefaults } from '../constants.js';
 import type { DeliveryLog } from '../delivery-log/delivery-log.js';
 import type { DedupeRecords } from '../ingest/dedupe-record.js';
+import { logLineMetric } from '../metrics.js';
 import { errorCode } from '../rules.js';
 import type { LoggerLike } from '../types.js';
 import type { AttemptSource, ReconcileAttempts } from './attempts.js';
 import { ForgeApiError, ForgeApiErrorCodes } from './forge-http.js';
 import type { DeliveryLogApi, ForgeDelivery, ReconcileReport } from './types.js';
-
-/** CloudWatch metric of a delivery the reconciler gave up (an alarm fires on it). */
-export const RECONCILE_GAVE_UP_METRIC = 'ReconcileGaveUpDeliveries';
 
 /** One source to reconcile: its name (part of the dedupe key), forge preset and delivery-log API. */
 export interface ReconcileSource {
@@ -172,22 +171,12 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRep
     if (claim.attempts > 1 && now() - firstAt > source.windowSeconds * 1000 - maxBackoffMs) {
       if (await attempts.giveUp(owner(source), attempt.deliveryId, now())) {
         report.gaveUp += 1;
-        const namespace = options.metricNamespace ?? 'forgebridge';
+        const namespace = options.metricNamespace ?? AwsDefaults.metricNamespace;
         logger?.error('delivery given up', {
           delivery: attempt.deliveryId,
           source: source.name,
           attempts: claim.attempts - 1,
-          _aws: {
-            Timestamp: now(),
-            CloudWatchMetrics: [
-              {
-                Namespace: namespace,
-                Dimensions: [[]],
-                Metrics: [{ Name: RECONCILE_GAVE_UP_METRIC, Unit: 'Count' }],
-              },
-            ],
-          },
-          [RECONCILE_GAVE_UP_METRIC]: 1,
+          ...logLineMetric('reconcileGaveUpDeliveries', namespace, now()),
         });
       }
       return;

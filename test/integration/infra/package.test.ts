@@ -10,7 +10,7 @@ import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MetricNames, QueueMetrics } from '../../../lib/aws/index.js';
+import { MetricDefinitions, MetricNames } from '../../../lib/aws/index.js';
 import { oslsEnv } from '../../helpers/packaged-template.js';
 
 const root = new URL('../../../', import.meta.url).pathname;
@@ -584,19 +584,57 @@ function dashboard(): { text: string; body: { widgets: Record<string, unknown>[]
   return { text: sub, body: JSON.parse(sub) };
 }
 
-/** The table of docs/operations.md, "Metrics": name -> unit, dimensions besides `service`, whether `service` too. */
-function metricContract(): Map<string, { unit: string; dimensions: string[]; service: boolean }> {
-  const doc = readFileSync(join(root, 'docs/operations.md'), 'utf8');
-  const contract = new Map<string, { unit: string; dimensions: string[]; service: boolean }>();
-  for (const [, name, unit, cell] of doc.matchAll(/^\| `(\w+)` \| (\w+) \| ([^|]+) \|/gm)) {
-    const dimensions = [...(cell as string).matchAll(/`(\w+)`/g)].map(([, dim]) => dim as string);
-    contract.set(name as string, {
-      unit: unit as string,
-      dimensions: dimensions.filter((dim) => dim !== 'service').sort(),
-      service: !(cell as string).includes('not even'),
+/** MetricDefinitions by metric name: dimensions besides `service`, whether `service` too. */
+function metricContract(): Map<string, { dimensions: string[]; service: boolean }> {
+  return new Map(
+    Object.values(MetricDefinitions).map((definition) => [
+      definition.name as string,
+      { dimensions: [...definition.dimensions].sort(), service: definition.service },
+    ]),
+  );
+}
+
+/** One metric an alarm watches: its namespace, name and dimensions (values where the alarm gives them). */
+interface Watched {
+  namespace: string;
+  name: string;
+  dimensions: { Name: string; Value?: unknown }[];
+}
+
+/** Every metric an alarm watches: its own, each of its metric queries, each Metrics Insights query's. */
+function watchedBy(properties: Record<string, unknown>): Watched[] {
+  const watched: Watched[] = [];
+  if (typeof properties.MetricName === 'string') {
+    watched.push({
+      namespace: properties.Namespace as string,
+      name: properties.MetricName,
+      dimensions: (properties.Dimensions ?? []) as Watched['dimensions'],
     });
   }
-  return contract;
+  for (const query of (properties.Metrics ?? []) as MetricQuery[]) {
+    const metric = query.MetricStat?.Metric;
+    if (metric !== undefined) {
+      watched.push({
+        namespace: metric.Namespace,
+        name: metric.MetricName,
+        dimensions: metric.Dimensions ?? [],
+      });
+    }
+    for (const [, name, namespace, keys] of (query.Expression ?? '').matchAll(
+      /SELECT \w+\((\w+)\) FROM SCHEMA\("([^"]+)"([^)]*)\)/g,
+    )) {
+      const dimensions = (keys as string)
+        .split(',')
+        .map((key) => key.trim())
+        .filter(Boolean);
+      watched.push({
+        namespace: namespace as string,
+        name: name as string,
+        dimensions: dimensions.map((Name) => ({ Name })),
+      });
+    }
+  }
+  return watched;
 }
 
 /** Every use of a metric of our namespace: by an alarm (metric, query) or by the dashboard (metric, query, search). */
@@ -773,25 +811,19 @@ describe('osls package: alarms, their topic and the dashboard', () => {
     });
   });
 
-  it("alarms on one dead letter, from the retrier's metric of today and from the contract's", () => {
-    const byId = Object.fromEntries(queries('DeadLetteredDeliveriesAlarm').map((query) => [query.Id, query]));
-    // The retrier logs QueueMetrics.deadLettered with no dimensions, in the namespace serverless.yml gives it.
-    expect(byId.logged?.MetricStat?.Metric).toEqual({
-      Namespace: NAMESPACE,
-      MetricName: QueueMetrics.deadLettered,
-    });
-    const redrive = functionNamed('redrive').Properties.Environment as { Variables: Record<string, string> };
-    expect(redrive.Variables.FORGEBRIDGE_METRIC_NAMESPACE).toBe(NAMESPACE);
-    expect(byId.counted?.MetricStat?.Metric).toEqual({
-      Namespace: NAMESPACE,
-      MetricName: 'DeadLettered',
-      Dimensions: [{ Name: 'service', Value: 'forgebridge' }],
-    });
-    expect(expressionOf('DeadLetteredDeliveriesAlarm')).toBe('MAX([FILL(logged, 0), FILL(counted, 0)])');
+  it("alarms on one dead letter, counted on the retrier's dead-letter line in its namespace", () => {
     expect(alarm('DeadLetteredDeliveriesAlarm')).toMatchObject({
+      Namespace: NAMESPACE,
+      MetricName: MetricNames.deadLetteredDeliveries,
+      Statistic: 'Sum',
+      Period: 300,
       Threshold: 0,
       ComparisonOperator: 'GreaterThanThreshold',
     });
+    // The line carries no dimension: the alarm names none.
+    expect(alarm('DeadLetteredDeliveriesAlarm')).not.toHaveProperty('Dimensions');
+    const redrive = functionNamed('redrive').Properties.Environment as { Variables: Record<string, string> };
+    expect(redrive.Variables.FORGEBRIDGE_METRIC_NAMESPACE).toBe(NAMESPACE);
   });
 
   it("alarms on failed invocations of any rule on the bus and on a message in the rules' dead-letter queue", () => {
@@ -958,22 +990,65 @@ describe('osls package: alarms, their topic and the dashboard', () => {
     });
   });
 
-  it('uses exactly the metric names and dimension sets of docs/operations.md', () => {
-    const contract = metricContract();
-    expect([...contract.keys()]).toEqual(
-      expect.arrayContaining(['Deliveries', 'QueueOldestAgeSeconds', 'SubscriberOutcome', 'DeadLettered']),
+  it('watches with every alarm a metric the functions print (namespace, name, dimension set and values) or one of AWS on a resource of the template', () => {
+    // Where the functions print their metrics: the namespace and service every function is given.
+    const printers = ofType('AWS::Lambda::Function').map(
+      ([, resource]) => (resource.Properties.Environment as { Variables: Record<string, unknown> }).Variables,
     );
-    expect(contract.get('Deliveries')).toEqual({
-      unit: 'Count',
-      dimensions: ['Outcome', 'Source', 'Verdict'],
-      service: true,
-    });
+    expect(printers.length).toBeGreaterThanOrEqual(8);
+    for (const variables of printers) {
+      expect(variables.POWERTOOLS_SERVICE_NAME).toBe('forgebridge');
+      if ('FORGEBRIDGE_METRIC_NAMESPACE' in variables)
+        expect(variables.FORGEBRIDGE_METRIC_NAMESPACE).toBe(NAMESPACE);
+    }
+    const contract = metricContract();
+    const alarms = [...ofType('AWS::CloudWatch::Alarm'), ...Object.entries(configured.Resources)].filter(
+      ([, resource]) => resource.Type === 'AWS::CloudWatch::Alarm',
+    );
+    const watchedNames = new Set<string>();
+    for (const [id, resource] of alarms) {
+      const watched = watchedBy(resource.Properties);
+      expect(watched.length, id).toBeGreaterThan(0);
+      for (const metric of watched) {
+        if (metric.namespace.startsWith('AWS/')) {
+          // AWS's own metric of one of the stack's resources.
+          const refs = JSON.stringify(metric.dimensions.map((dimension) => dimension.Value));
+          for (const [, ref] of refs.matchAll(/"(?:Ref|Fn::GetAtt)":\["?(\w+)/g)) {
+            expect(resources[ref as string], `${id}: ${ref}`).toBeDefined();
+          }
+          continue;
+        }
+        expect(metric.namespace, id).toBe(NAMESPACE);
+        const entry = contract.get(metric.name);
+        expect(entry, `${id}: ${metric.name} is not a metric of MetricDefinitions`).toBeDefined();
+        const expected = [...(entry?.dimensions ?? []), ...(entry?.service ? ['service'] : [])].sort();
+        expect(metric.dimensions.map((dimension) => dimension.Name).sort(), `${id}: ${metric.name}`).toEqual(
+          expected,
+        );
+        const service = metric.dimensions.find((dimension) => dimension.Name === 'service');
+        if (service !== undefined && 'Value' in service) expect(service.Value, id).toBe('forgebridge');
+        watchedNames.add(metric.name);
+      }
+    }
+    expect([...watchedNames].sort()).toEqual(
+      [
+        MetricNames.deliveries,
+        MetricNames.queueOldestAgeSeconds,
+        MetricNames.deadLetteredDeliveries,
+        MetricNames.queueStatsFailed,
+        MetricNames.reconcileGaveUpDeliveries,
+        MetricNames.reconcileFailedAtForge,
+      ].sort(),
+    );
+  });
+
+  it('graphs on the dashboard only metrics the functions print, each under its dimension set', () => {
+    const contract = metricContract();
     const uses = metricUses();
-    // Each alarm on a custom metric and each widget of the dashboard reads one.
     expect(new Set(uses.map((use) => use.name)).size).toBeGreaterThanOrEqual(12);
     for (const use of uses) {
       const entry = contract.get(use.name);
-      expect(entry, `${use.where}: ${use.name} is not in docs/operations.md`).toBeDefined();
+      expect(entry, `${use.where}: ${use.name} is not a metric of MetricDefinitions`).toBeDefined();
       const expected = [...(entry?.dimensions ?? []), ...(entry?.service ? ['service'] : [])].sort();
       expect([...use.dimensions].sort(), `${use.where}: ${use.name}`).toEqual(expected);
     }

@@ -61,7 +61,7 @@ export function consoleSuite(stack: () => TestStack): void {
           ),
         ).toBe(true);
         // Every run printed its queue line; shown only when it changed, so an idle queue shows once.
-        const idle = 'metrics  QueueDepth=0  QueueOldestAgeSeconds=0 s  RedrivePublished=0  DeadLettered=0';
+        const idle = 'metrics  QueueDepth=0  QueueOldestAgeSeconds=0 s  RedrivePublished=0';
         const runs = raw.filter((line) => line.includes('"QueueDepth"')).length;
         const shown = loud.filter((line) => line.startsWith('metrics  QueueDepth='));
         expect(shown).toContain(idle);

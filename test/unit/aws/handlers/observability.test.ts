@@ -281,20 +281,19 @@ describe('the retrier', () => {
     body: Buffer.from(JSON.stringify({ action: 'opened' })),
     leaseOwner: 'owner',
   });
-  const queueMetrics = (depth: number, age: number, published: number, dead: number) => ({
+  const queueMetrics = (depth: number, age: number, published: number) => ({
     namespace: NAMESPACE,
     dimensions: { service: 'forgebridge' },
     metrics: {
       QueueDepth: { unit: 'Count', value: depth },
       QueueOldestAgeSeconds: { unit: 'Seconds', value: age },
       RedrivePublished: { unit: 'Count', value: published },
-      DeadLettered: { unit: 'Count', value: dead },
     },
   });
   const due = { KeyConditionExpression: '#queue = :due AND #dueAt <= :now' };
   const waiting = { KeyConditionExpression: '#queue = :due' };
 
-  it('prints the queue depth, the oldest age, published and dead-lettered on every run, 0 when empty', async () => {
+  it('prints the queue depth, the oldest age and published on every run, 0 when empty, and a dead letter on its line', async () => {
     const handler = createRedriveHandler({
       env: { ...ENV, FORGEBRIDGE_QUEUE_MAX_AGE_SECONDS: '3600' },
       clients: { dynamodb: new DynamoDBClient(region), eventBridge: new EventBridgeClient(region) },
@@ -334,11 +333,11 @@ describe('the retrier', () => {
     runs.push(await stdoutOf(() => handler({}, lambdaContext())));
 
     expect(runs.map((lines) => emfLines(lines).filter((emf) => 'QueueDepth' in emf.metrics))).toEqual([
-      [queueMetrics(0, 0, 0, 0)],
-      [queueMetrics(2, 600, 1, 0)],
-      [queueMetrics(0, 0, 0, 1)],
+      [queueMetrics(0, 0, 0)],
+      [queueMetrics(2, 600, 1)],
+      [queueMetrics(0, 0, 0)],
     ]);
-    // The dead-letter line of before stays as it was, with its metric (no dimension at all).
+    // The dead letter is counted on its own line, with its metric (no dimension at all), and nowhere else.
     const deadLine = runs[2]?.find((line) => line.message === 'queued delivery dead-lettered');
     expect(deadLine).toMatchObject({ delivery: 'r-4', DeadLetteredDeliveries: 1 });
     expect(emfOf(deadLine ?? {})).toEqual({
@@ -346,6 +345,7 @@ describe('the retrier', () => {
       dimensions: {},
       metrics: { DeadLetteredDeliveries: { unit: 'Count', value: 1 } },
     });
+    expect(runs.flat().filter((line) => 'DeadLetteredDeliveries' in line)).toEqual([deadLine]);
   });
 
   it('prints QueueStatsFailed instead of the depth and age when the queue cannot be read, and still publishes', async () => {
@@ -375,7 +375,6 @@ describe('the retrier', () => {
         metrics: {
           QueueStatsFailed: { unit: 'Count', value: 1 },
           RedrivePublished: { unit: 'Count', value: 1 },
-          DeadLettered: { unit: 'Count', value: 0 },
         },
       },
     ]);
