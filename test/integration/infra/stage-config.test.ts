@@ -1,9 +1,9 @@
-// A stage configured by config/<stage>.yml alone: `osls package` with nothing in the environment builds the stage
-// the file describes (its sources, forge, alarm address, log level), a redeploy from another shell builds the same
+// A stage configured by config/<stage>.yml alone: osls with nothing in the environment resolves the stage the file
+// describes (its sources, forge, alarm address, log level), a redeploy from another shell builds the same
 // template as one from the shell that had every variable set, a variable still overrides the file, and a wrong
 // value stops osls with the file named. The same file read by `forgebridge config` shows the same settings.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -51,16 +51,31 @@ const AS_VARIABLES = {
   FORGEBRIDGE_INGEST_TIMEOUT: '12',
 };
 
-interface Resource {
-  Type: string;
-  Properties: Record<string, unknown>;
+/** `osls print --format json`: the stage's configuration with every variable resolved. */
+interface Printed {
+  provider: { environment: Record<string, unknown> };
+  functions: Record<
+    string,
+    {
+      timeout?: number;
+      environment?: Record<string, unknown>;
+      iamRoleStatements?: { Action: string | string[]; Resource: unknown }[];
+    }
+  >;
+  resources: { Resources: Record<string, unknown>; Parameters: Record<string, { Default?: unknown }> };
 }
 
 let dir: string;
 let workFolder: string;
 let osls: (args: string[], extra?: NodeJS.ProcessEnv) => Promise<{ stdout: string; stderr: string }>;
-let resources: Record<string, Resource>;
-let parameters: Record<string, { Default?: unknown }>;
+const print = async (extra: NodeJS.ProcessEnv = {}): Promise<Printed> =>
+  JSON.parse((await osls(['print', '--stage', STAGE, '--format', 'json'], extra)).stdout) as Printed;
+/**
+ * The stage as the file alone configures it. `osls print` resolves every setting the template is compiled from (the
+ * functions with their environment, timeout and role statements, and the resources infra/ generates); the package
+ * test compiles and lints such a configuration, so this one does not package again.
+ */
+let fromFile: Printed;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'forgebridge-stage-config-'));
@@ -75,12 +90,7 @@ beforeAll(async () => {
       timeout: 150_000,
     });
   writeFileSync(FILE, STAGE_FILE);
-  await osls(['package', '--stage', STAGE, '--package', join(dir, 'out')]);
-  const template = JSON.parse(
-    readFileSync(join(dir, 'out/cloudformation-template-update-stack.json'), 'utf8'),
-  );
-  resources = template.Resources;
-  parameters = template.Parameters;
+  fromFile = await print();
 }, 200_000);
 
 afterAll(() => {
@@ -89,22 +99,20 @@ afterAll(() => {
   if (workFolder !== undefined) rmSync(join(root, workFolder), { recursive: true, force: true });
 });
 
+/** A function's environment as deployed: the provider's variables with the function's own over them. */
 function variablesOf(name: string): Record<string, unknown> {
-  const fn = resources[`${name[0]?.toUpperCase()}${name.slice(1)}LambdaFunction`];
+  const fn = fromFile.functions[name];
   if (fn === undefined) throw new Error(`no function ${name}`);
-  return (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+  return { ...fromFile.provider.environment, ...fn.environment };
 }
 
 describe('a stage configured by config/<stage>.yml alone', () => {
   it("gives the ingest and the reconciler the file's sources, and the ingest's role each source's secret by name", () => {
     expect(JSON.parse(String(variablesOf('ingest').FORGEBRIDGE_WEBHOOK_SOURCES))).toEqual(SOURCES);
     expect(JSON.parse(String(variablesOf('reconcile').FORGEBRIDGE_WEBHOOK_SOURCES))).toEqual(SOURCES);
-    const policies = resources.IngestIamRoleLambdaExecution?.Properties.Policies as {
-      PolicyDocument: { Statement: { Action: string | string[]; Resource: unknown }[] };
-    }[];
-    const ssm = policies
-      .flatMap((policy) => policy.PolicyDocument.Statement)
-      .filter((statement) => [statement.Action].flat().includes('ssm:GetParameter'));
+    const ssm = (fromFile.functions.ingest?.iamRoleStatements ?? []).filter((statement) =>
+      [statement.Action].flat().includes('ssm:GetParameter'),
+    );
     expect(ssm.map((statement) => statement.Resource)).toEqual([
       SOURCES.map((source) => ({
         'Fn::Sub': `arn:\${AWS::Partition}:ssm:\${AWS::Region}:\${AWS::AccountId}:parameter${source.secretParameter}`,
@@ -114,27 +122,24 @@ describe('a stage configured by config/<stage>.yml alone', () => {
 
   it('takes the log level, the Lambda timeout, the alarm address and the per-source alarms from the file', () => {
     expect(variablesOf('ingest').POWERTOOLS_LOG_LEVEL).toBe('INFO');
-    expect(resources.IngestLambdaFunction?.Properties.Timeout).toBe(12);
+    expect(fromFile.functions.ingest?.timeout).toBe(12);
     expect(variablesOf('ingest').FORGEBRIDGE_DEDUPE_LOCK_SECONDS).toBe('12');
-    expect(parameters.AlarmEmail?.Default).toBe('ops@example.com');
+    expect(fromFile.resources.Parameters.AlarmEmail?.Default).toBe('ops@example.com');
     expect(
-      Object.keys(resources)
+      Object.keys(fromFile.resources.Resources)
         .filter((id) => id.startsWith('QuietSource'))
         .sort(),
     ).toEqual(['QuietSourceGithubAlarm', 'QuietSourceGitlabAcmeAlarm']);
   });
 
   it('builds the same stage from a shell without the variables as from one with every variable set', async () => {
-    const print = async (extra: NodeJS.ProcessEnv) =>
-      JSON.parse((await osls(['print', '--stage', STAGE, '--format', 'json'], extra)).stdout);
-    const fromFile = await print({});
     rmSync(FILE);
     try {
       const [fromVariables, bare] = await Promise.all([print(AS_VARIABLES), print({})]);
       expect(fromFile.functions).toEqual(fromVariables.functions);
       expect(fromFile.resources).toEqual(fromVariables.resources);
       // Without the file and without the variables: the defaults, a different stage.
-      expect(bare.functions.ingest.environment.FORGEBRIDGE_WEBHOOK_SOURCES).toBe('');
+      expect(bare.functions.ingest?.environment?.FORGEBRIDGE_WEBHOOK_SOURCES).toBe('');
     } finally {
       writeFileSync(FILE, STAGE_FILE);
     }
