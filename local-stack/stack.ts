@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeliveryLog, readIngestConfig, readStageConfig, sourceSecretEnv } from '../lib/aws/index.js';
+import type { LocalSource } from '../lib/cli/state-file.js';
 import { type Forge, standardSecret } from '../lib/webhooks/index.js';
 import {
   type AuthorizationServer,
@@ -61,15 +62,8 @@ export function localSourceSecret(secret: string, source: string): string {
     : `${secret}-${source}`;
 }
 
-/** One webhook source of a running local stack. */
-export interface LocalSource {
-  readonly name: string;
-  readonly forge: Forge;
-  /** Where this source's forge posts (`…/webhooks` for `default`, `…/webhooks/<name>` for the others). */
-  readonly url: string;
-  /** The secret(s) it verifies with. */
-  readonly secret: string;
-}
+/** One webhook source of a running local stack, as its state file lists it. */
+export type { LocalSource };
 
 /** Options of {@link startLocalStack}. */
 export interface LocalStackOptions {

@@ -1,23 +1,8 @@
-// The state file of a running local stack (`npm start` writes it, `.tmp/local-stack.json` unless
-// FORGEBRIDGE_STATE_FILE names another): what the `forgebridge` CLI needs to talk to it (every webhook source
-// with its forge, URL and secret; the delivery log's endpoint and table), and the sources as the ready banner
-// prints them.
-import { chmodSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+// What the state file of a running local stack holds (`npm start` writes it, `.tmp/local-stack.json` unless
+// FORGEBRIDGE_STATE_FILE names another), and the sources as the ready banner prints them. Its schema, reader and
+// writer are the CLI's (lib/cli/state-file.ts), which reads it to talk to the stack.
+import { type LocalStackState, writeStackState } from '../lib/cli/state-file.js';
 import type { LocalSource, LocalStack } from './stack.js';
-
-/** The state file's content. */
-export interface LocalStackState {
-  /** The `default` source's URL (generic preset). */
-  webhookUrl: string;
-  /** The `default` source's secret(s). */
-  secret: string;
-  /** Every webhook source: name, forge, URL and the secret(s) it verifies with. */
-  sources: LocalSource[];
-  /** `lambda`: serverless-offline's Lambda API, where `forgebridge reconcile` invokes the reconcile function. */
-  endpoints: { dynamodb: string; lambda?: string };
-  names: { deliveriesTable: string; dedupeTable: string };
-}
 
 /** The parts of a running stack the state file is made of. */
 export interface StateOf {
@@ -43,24 +28,9 @@ export function localStackState(stack: StateOf): LocalStackState {
   };
 }
 
-/**
- * Writes {@link localStackState} of `stack` to `file` (its folder created), readable by its owner only: also
- * when the file was there before with a wider mode (it holds every source's secret).
- */
+/** Writes {@link localStackState} of `stack` to `file`, readable by its owner only (it holds every source's secret). */
 export function writeStateFile(stack: StateOf, file: string): void {
-  mkdirSync(dirname(file), { recursive: true });
-  // Written beside it with mode 0600 (exactly: the umask may take bits on create), then renamed over it: a
-  // plain write would keep an existing file's own mode. (lib/cli/files.ts's writePrivateFile, which the
-  // architecture rule keeps out of reach here.)
-  const temporary = `${file}.${process.pid}.tmp`;
-  try {
-    writeFileSync(temporary, `${JSON.stringify(localStackState(stack), null, 2)}\n`, { mode: 0o600 });
-    chmodSync(temporary, 0o600);
-    renameSync(temporary, file);
-  } catch (error) {
-    rmSync(temporary, { force: true });
-    throw error;
-  }
+  writeStackState(localStackState(stack), file);
 }
 
 /**

@@ -6,10 +6,9 @@
 //   npm run send -- issues.opened --url http://127.0.0.1:3000/webhooks --secret s3cret
 //   npm run send -- pull_request.opened --forge gitlab
 //   npm run send -- push --forge gitea --source gitea
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { isSourceName, SOURCE_NAME_RULE } from '../lib/aws/index.js';
+import { readStackState, stateFile } from '../lib/cli/state-file.js';
 import { type Forge, Forges } from '../lib/webhooks/index.js';
 import {
   forgeSample,
@@ -20,7 +19,6 @@ import {
 } from '../local-stack/sample-deliveries.js';
 import { DEVELOPMENT_WEBHOOK_SECRET, LOCAL_SOURCES, localSourceSecret } from '../local-stack/stack.js';
 
-const root = new URL('..', import.meta.url).pathname;
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
@@ -48,10 +46,7 @@ if (!isSourceName(source)) {
   fail(`"--source" must be ${SOURCE_NAME_RULE}`);
 }
 
-const stateFile = join(root, '.tmp/local-stack.json');
-const state = existsSync(stateFile)
-  ? (JSON.parse(readFileSync(stateFile, 'utf8')) as { webhookUrl?: string; secret?: string })
-  : {};
+const state = readStackState(stateFile());
 const baseUrl =
   values.url ?? process.env.FORGEBRIDGE_WEBHOOK_URL ?? state.webhookUrl ?? 'http://127.0.0.1:3000/webhooks';
 const url =

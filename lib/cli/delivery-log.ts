@@ -3,14 +3,14 @@
  * way `send` finds the stack) or a deployed stage's table (`--stage`, `--region`, `--table` or the stack's
  * `DeliveriesTableName` output). AWS SDK failures become one-line `CliError`s.
  */
-import { readFileSync } from 'node:fs';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Command } from 'commander';
 import { DELIVERY_ID_RULE, DeliveryLog, isDeliveryId } from '../aws/index.js';
 import { CliError, ExitCodes } from './errors.js';
 import { NETWORK_REASONS as SHARED_NETWORK_REASONS } from './http.js';
-import { checkUrl, STATE_FILE, stateFile } from './local-stack.js';
+import { checkUrl } from './local-stack.js';
+import { readStackState, stateFile } from './state-file.js';
 
 /** The delivery log table of the local stack (`forgebridge-<stage>-deliveries`, stage `local`). */
 export const LOCAL_DELIVERIES_TABLE = 'forgebridge-local-deliveries';
@@ -98,9 +98,9 @@ export async function resolveLogTarget(
       label: `stage "${options.stage}"`,
     };
   }
-  const state = readLocalState(stateFile(env));
+  const state = readStackState(stateFile(env));
   const given = nonEmpty(options.endpoint) ?? nonEmpty(env.FORGEBRIDGE_DYNAMODB_ENDPOINT);
-  const endpoint = given ?? state.dynamodbEndpoint;
+  const endpoint = given ?? state.endpoints?.dynamodb;
   if (endpoint === undefined) {
     throw new CliError(
       'the local stack is not running (no DynamoDB endpoint in .tmp/local-stack.json): start it with "npm start", or pass "--endpoint" or "--stage"',
@@ -111,7 +111,7 @@ export async function resolveLogTarget(
   const tableName =
     nonEmpty(options.table) ??
     nonEmpty(env.FORGEBRIDGE_DELIVERIES_TABLE) ??
-    state.deliveriesTable ??
+    state.names?.deliveriesTable ??
     LOCAL_DELIVERIES_TABLE;
   return {
     kind: 'local',
@@ -291,50 +291,6 @@ export async function stackOutputs(
   } finally {
     client.destroy();
   }
-}
-
-/** What the running local stack wrote about itself, as far as the log commands need it. */
-interface LocalState {
-  dynamodbEndpoint?: string;
-  deliveriesTable?: string;
-  dedupeTable?: string;
-  /** serverless-offline's Lambda API of the running stack. */
-  lambdaEndpoint?: string;
-}
-
-/** The DynamoDB endpoint and deliveries table from `.tmp/local-stack.json`, flat or nested as the stack has them. */
-export function readLocalState(file: URL | string = STATE_FILE): LocalState {
-  let state: Record<string, unknown>;
-  try {
-    const parsed = JSON.parse(readFileSync(file, 'utf8')) as unknown;
-    if (parsed === null || typeof parsed !== 'object') return {};
-    state = parsed as Record<string, unknown>;
-  } catch {
-    return {};
-  }
-  const endpoints = objectAt(state, 'endpoints');
-  const names = objectAt(state, 'names');
-  const endpoint = stringAt(state, 'dynamodbEndpoint') ?? stringAt(endpoints, 'dynamodb');
-  const table =
-    stringAt(state, 'deliveriesTable') ?? stringAt(names, 'deliveriesTable') ?? stringAt(names, 'deliveries');
-  const dedupe = stringAt(names, 'dedupeTable');
-  const lambda = stringAt(endpoints, 'lambda');
-  return {
-    ...(lambda === undefined ? {} : { lambdaEndpoint: lambda }),
-    ...(endpoint === undefined ? {} : { dynamodbEndpoint: endpoint }),
-    ...(table === undefined ? {} : { deliveriesTable: table }),
-    ...(dedupe === undefined ? {} : { dedupeTable: dedupe }),
-  };
-}
-
-function objectAt(value: unknown, key: string): Record<string, unknown> | undefined {
-  const inner = (value as Record<string, unknown> | undefined)?.[key];
-  return inner !== null && typeof inner === 'object' ? (inner as Record<string, unknown>) : undefined;
-}
-
-function stringAt(value: Record<string, unknown> | undefined, key: string): string | undefined {
-  const inner = value?.[key];
-  return typeof inner === 'string' && inner !== '' ? inner : undefined;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -3,10 +3,13 @@
  * the state file it writes (every webhook source with its forge, URL and secret), else its defaults; or the URL
  * and secret given with "--url" / "--secret" or FORGEBRIDGE_WEBHOOK_URL / _SECRET.
  */
-import { readFileSync } from 'node:fs';
 import { isSourceName, SOURCE_NAME_RULE } from '../aws/core/index.js';
 import { type Forge, Forges, standardSecret } from '../webhooks/index.js';
 import { CliError } from './errors.js';
+import { type FoundStackState, type LocalSource, readStackState, stateFile } from './state-file.js';
+
+// For the commands that take their target from here (the reader and its schema live in state-file.ts).
+export { readStackState, stateFile } from './state-file.js';
 
 /** The webhook URL `npm start` prints when its preferred port 3000 is free. */
 export const DEFAULT_WEBHOOK_URL = 'http://127.0.0.1:3000/webhooks';
@@ -16,32 +19,6 @@ export const DEFAULT_WEBHOOK_URL = 'http://127.0.0.1:3000/webhooks';
  * DEVELOPMENT_WEBHOOK_SECRET; a unit test keeps the two equal without loading the whole stack here).
  */
 export const DEVELOPMENT_WEBHOOK_SECRET = 'forgebridge-development-secret';
-
-/** The file `npm start` writes with the running stack's sources, unless FORGEBRIDGE_STATE_FILE names another. */
-export const STATE_FILE = new URL('../../.tmp/local-stack.json', import.meta.url);
-
-/** The state file to read: FORGEBRIDGE_STATE_FILE, else {@link STATE_FILE}. */
-export function stateFile(env: NodeJS.ProcessEnv = process.env): URL | string {
-  return nonEmpty(env.FORGEBRIDGE_STATE_FILE) ?? STATE_FILE;
-}
-
-/** One webhook source of the local stack, as its state file lists it. */
-export interface LocalSource {
-  readonly name: string;
-  readonly forge: Forge;
-  /** Where this source's forge posts. */
-  readonly url: string;
-  /** The secret(s) it verifies with, comma-separated. */
-  readonly secret: string;
-}
-
-/** What the CLI reads of the state file. */
-export interface LocalStackState {
-  readonly webhookUrl?: string;
-  readonly secret?: string;
-  /** Every source, when the stack listed them (older state files did not). */
-  readonly sources?: readonly LocalSource[];
-}
 
 /** Where to send, with which secret, as which forge. */
 export interface Target {
@@ -159,7 +136,7 @@ function localSecret(secret: string, forge: Forge): string {
  * secret (else the defaults): `default` (generic) at the URL with the secret, and one source per other forge,
  * named after it, at `{url}/{forge}` with `{secret}-{forge}`.
  */
-export function localSources(state: LocalStackState, env: NodeJS.ProcessEnv = process.env): LocalSource[] {
+export function localSources(state: FoundStackState, env: NodeJS.ProcessEnv = process.env): LocalSource[] {
   if (state.sources !== undefined && state.sources.length > 0) return [...state.sources];
   const url = (nonEmpty(state.webhookUrl) ?? DEFAULT_WEBHOOK_URL).replace(/\/+$/, '');
   const secret =
@@ -170,48 +147,6 @@ export function localSources(state: LocalStackState, env: NodeJS.ProcessEnv = pr
     forge === 'generic'
       ? { name: 'default', forge, url, secret }
       : { name: forge, forge, url: `${url}/${forge}`, secret: localSecret(secret, forge) },
-  );
-}
-
-/**
- * The running local stack's state file: its webhook URL, secret and sources (entries that are not a source
- * with a valid name, a known forge, an http(s) URL and a secret are left out); nothing from a missing or
- * half-written file.
- */
-export function readStackState(file: URL | string = STATE_FILE): LocalStackState {
-  let state: Record<string, unknown>;
-  try {
-    const parsed = JSON.parse(readFileSync(file, 'utf8')) as unknown;
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return {};
-    state = parsed as Record<string, unknown>;
-  } catch {
-    // No local stack running (or a half-written file): the defaults apply.
-    return {};
-  }
-  const webhookUrl = typeof state.webhookUrl === 'string' ? state.webhookUrl : undefined;
-  const secret = typeof state.secret === 'string' ? state.secret : undefined;
-  const sources = Array.isArray(state.sources) ? state.sources.filter(isSource) : undefined;
-  return {
-    ...(webhookUrl === undefined ? {} : { webhookUrl }),
-    ...(secret === undefined ? {} : { secret }),
-    ...(sources === undefined
-      ? {}
-      : { sources: sources.map(({ name, forge, url, secret }) => ({ name, forge, url, secret })) }),
-  };
-}
-
-function isSource(value: unknown): value is LocalSource {
-  if (value === null || typeof value !== 'object') return false;
-  const { name, forge, url, secret } = value as Record<string, unknown>;
-  return (
-    typeof name === 'string' &&
-    isSourceName(name) &&
-    typeof forge === 'string' &&
-    (Forges as readonly string[]).includes(forge) &&
-    typeof url === 'string' &&
-    /^https?:\/\//.test(url) &&
-    typeof secret === 'string' &&
-    secret.length > 0
   );
 }
 

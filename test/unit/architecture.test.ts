@@ -44,11 +44,12 @@ describe('the house rules', () => {
       for (const target of importsOf(file)) {
         const folder = libFolderOf(target);
         if (folder === undefined || folder === libFolderOf(file)) continue;
-        // The CLI's entry point is its barrel for bin/forgebridge.js; lib/aws has two more, SDK-free ones (core,
-        // and a stage's settings).
+        // The CLI's entry point is its barrel for bin/forgebridge.js, and the local stack's state file (which the
+        // stack writes and the CLI reads) its second door; lib/aws has two more, SDK-free ones (core, and a
+        // stage's settings).
         const barrels =
           folder === 'cli'
-            ? ['lib/cli/run.ts', 'lib/cli/run.js']
+            ? ['lib/cli/run.ts', 'lib/cli/run.js', 'lib/cli/state-file.js']
             : [
                 `lib/${folder}/index.js`,
                 ...(folder === 'aws' ? ['lib/aws/core/index.js', 'lib/aws/stage/index.js'] : []),

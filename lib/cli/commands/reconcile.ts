@@ -6,10 +6,11 @@ import {
   type ReconcileReport,
   SOURCE_NAME_RULE,
 } from '../../aws/index.js';
-import { awsFailure, dynamoDbClient, readLocalState } from '../delivery-log.js';
+import { awsFailure, dynamoDbClient } from '../delivery-log.js';
 import { CliError, ExitCodes } from '../errors.js';
-import { checkUrl, stateFile } from '../local-stack.js';
+import { checkUrl } from '../local-stack.js';
 import { print, printJson } from '../output.js';
+import { readStackState, stateFile } from '../state-file.js';
 
 interface ReconcileCommandOptions {
   source?: string;
@@ -83,10 +84,10 @@ function nonEmpty(value: string | undefined): string | undefined {
 }
 
 async function runHere(options: ReconcileCommandOptions): Promise<ReconcileReport> {
-  const state = readLocalState(stateFile(process.env));
+  const state = readStackState(stateFile(process.env));
   // With no sources of its own in the environment, the running local stack's reconcile function runs, with the
   // stack's configuration (its forge stand-ins' hooks), through serverless-offline's Lambda API.
-  const lambda = nonEmpty(process.env.FORGEBRIDGE_LAMBDA_ENDPOINT) ?? state.lambdaEndpoint;
+  const lambda = nonEmpty(process.env.FORGEBRIDGE_LAMBDA_ENDPOINT) ?? state.endpoints?.lambda;
   if (
     lambda !== undefined &&
     options.endpoint === undefined &&
@@ -106,7 +107,7 @@ async function runHere(options: ReconcileCommandOptions): Promise<ReconcileRepor
   const endpoint =
     nonEmpty(options.endpoint) ??
     nonEmpty(process.env.FORGEBRIDGE_DYNAMODB_ENDPOINT) ??
-    state.dynamodbEndpoint;
+    state.endpoints?.dynamodb;
   if (endpoint === undefined) {
     throw new CliError(
       'the local stack is not running (no DynamoDB endpoint in .tmp/local-stack.json): start it with "npm start", or pass "--endpoint" or "--stage"',
@@ -117,9 +118,9 @@ async function runHere(options: ReconcileCommandOptions): Promise<ReconcileRepor
   // The function's own variables, with the local stack's tables where none is set.
   const env: NodeJS.ProcessEnv = {
     FORGEBRIDGE_BUS_NAME: 'forgebridge-local',
-    FORGEBRIDGE_DEDUPE_TABLE: 'forgebridge-local-dedupe',
+    FORGEBRIDGE_DEDUPE_TABLE: state.names?.dedupeTable ?? 'forgebridge-local-dedupe',
     FORGEBRIDGE_TOKEN_TABLE: 'forgebridge-local-tokens',
-    FORGEBRIDGE_DELIVERIES_TABLE: state.deliveriesTable ?? 'forgebridge-local-deliveries',
+    FORGEBRIDGE_DELIVERIES_TABLE: state.names?.deliveriesTable ?? 'forgebridge-local-deliveries',
     ...process.env,
     IS_OFFLINE: 'true',
   };

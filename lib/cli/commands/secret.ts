@@ -15,7 +15,6 @@ import { type Forge, Forges } from '../../webhooks/index.js';
 import { awsFailure, openLog, resolveLogTarget, stageRegion } from '../delivery-log.js';
 import { CliError, ExitCodes } from '../errors.js';
 import { writePrivateFile } from '../files.js';
-import { readStackState, stateFile } from '../local-stack.js';
 import { paint, print } from '../output.js';
 import {
   checkLog,
@@ -28,6 +27,7 @@ import {
   type SecretListState,
   stageSource,
 } from '../secret-rotation.js';
+import { readStackState, stateFile } from '../state-file.js';
 
 interface SecretOptions {
   source: string;

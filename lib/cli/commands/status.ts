@@ -5,13 +5,11 @@ import {
   type LogOptions,
   type LogTarget,
   openLog,
-  readLocalState,
   resolveLogTarget,
   stackOutputs,
   stageRegion,
 } from '../delivery-log.js';
 import { CliError, ExitCodes } from '../errors.js';
-import { readStackState, stateFile } from '../local-stack.js';
 import { oneLine, paint, print, printJson, startSpinner } from '../output.js';
 import { paintOutcome, paintVerdict } from '../record-format.js';
 import {
@@ -25,6 +23,7 @@ import {
   sourceStatuses,
   windows,
 } from '../stage-status.js';
+import { readStackState, stateFile } from '../state-file.js';
 import { logFailure } from './deliveries.js';
 
 interface StatusOptions extends LogOptions {
@@ -98,7 +97,7 @@ async function collect(options: StatusOptions): Promise<StatusReport> {
     dedupeTable =
       nonEmpty(options.dedupeTable) ??
       nonEmpty(env.FORGEBRIDGE_DEDUPE_TABLE) ??
-      readLocalState(stateFile(env)).dedupeTable ??
+      readStackState(stateFile(env)).names?.dedupeTable ??
       LOCAL_DEDUPE_TABLE;
     if (target.fromState) known = (readStackState(stateFile(env)).sources ?? []).map((source) => source.name);
   }

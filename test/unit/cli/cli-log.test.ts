@@ -20,14 +20,9 @@ import { buildEventEntry } from '../../../lib/aws/ingest/event-entry.js';
 import { archiveReplay, busArnOf, replayName, republish } from '../../../lib/cli/aws-replay.js';
 import { proxyKeys } from '../../../lib/cli/commands/dev.js';
 import { ofHook, replayHeaders } from '../../../lib/cli/commands/replay.js';
-import {
-  awsFailure,
-  parseSince,
-  readLocalState,
-  resolveLogTarget,
-  stackOutput,
-} from '../../../lib/cli/delivery-log.js';
+import { awsFailure, parseSince, resolveLogTarget, stackOutput } from '../../../lib/cli/delivery-log.js';
 import { CliError } from '../../../lib/cli/errors.js';
+import { readStackState } from '../../../lib/cli/state-file.js';
 import { deliveryHeaders, readDelivery } from '../../../lib/webhooks/index.js';
 
 const eventBridge = mockClient(EventBridgeClient);
@@ -397,7 +392,7 @@ describe('--since, the local state file and the local target', () => {
     }
   });
 
-  it('reads the endpoint and table from the state file, flat or nested, and nothing from a bad one', () => {
+  it('reads the endpoints and tables from the state file, and nothing from a bad one', () => {
     const dir = mkdtempSync(join(tmpdir(), 'forgebridge-cli-state-'));
     try {
       const file = join(dir, 'local-stack.json');
@@ -405,25 +400,24 @@ describe('--since, the local state file and the local target', () => {
         file,
         JSON.stringify({
           webhookUrl: 'u',
-          endpoints: { dynamodb: 'http://127.0.0.1:8001' },
-          names: { deliveriesTable: 'tbl' },
+          endpoints: { dynamodb: 'http://127.0.0.1:8001', lambda: 'http://127.0.0.1:3002' },
+          names: { deliveriesTable: 'tbl', dedupeTable: 'dd' },
         }),
       );
-      expect(readLocalState(file)).toEqual({
-        dynamodbEndpoint: 'http://127.0.0.1:8001',
-        deliveriesTable: 'tbl',
+      expect(readStackState(file)).toEqual({
+        webhookUrl: 'u',
+        endpoints: { dynamodb: 'http://127.0.0.1:8001', lambda: 'http://127.0.0.1:3002' },
+        names: { deliveriesTable: 'tbl', dedupeTable: 'dd' },
       });
+      // A field of another type is left out, the rest kept.
       writeFileSync(
         file,
-        JSON.stringify({ dynamodbEndpoint: 'http://127.0.0.1:8002', deliveriesTable: 't2' }),
+        JSON.stringify({ endpoints: { dynamodb: 8002 }, names: { deliveriesTable: 't2' } }),
       );
-      expect(readLocalState(file)).toEqual({
-        dynamodbEndpoint: 'http://127.0.0.1:8002',
-        deliveriesTable: 't2',
-      });
+      expect(readStackState(file)).toEqual({ names: { deliveriesTable: 't2' } });
       writeFileSync(file, '{ half');
-      expect(readLocalState(file)).toEqual({});
-      expect(readLocalState(join(dir, 'missing.json'))).toEqual({});
+      expect(readStackState(file)).toEqual({});
+      expect(readStackState(join(dir, 'missing.json'))).toEqual({});
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -8,14 +8,11 @@ import { CliError } from '../../../lib/cli/errors.js';
 import {
   DEFAULT_WEBHOOK_URL,
   DEVELOPMENT_WEBHOOK_SECRET,
-  type LocalSource,
   localSources,
-  readStackState,
   resolveTarget,
-  STATE_FILE,
   sourceLabel,
-  stateFile,
 } from '../../../lib/cli/local-stack.js';
+import { type LocalSource, readStackState, STATE_FILE, stateFile } from '../../../lib/cli/state-file.js';
 import {
   Forges,
   forgeOwnSample,
@@ -65,6 +62,19 @@ describe('the state file', () => {
     expect(state.webhookUrl).toBe(base);
     expect(state.sources).toEqual(stackSources('stack-secret'));
     expect(state.sources?.map((source) => source.forge)).toEqual([...Forges]);
+  });
+
+  it('reads back whole what the stack wrote: one schema for the writer and every command', () => {
+    const stack = {
+      webhookUrl: base,
+      secret: 'stack-secret',
+      sources: stackSources('stack-secret'),
+      endpoints: { dynamodb: 'http://127.0.0.1:8000', lambda: 'http://127.0.0.1:3002' },
+      names: { deliveriesTable: 'forgebridge-local-deliveries', dedupeTable: 'forgebridge-local-dedupe' },
+    };
+    const file = join(dir, 'whole.json');
+    writeStateFile(stack, file);
+    expect(readStackState(file)).toEqual(localStackState(stack));
   });
 
   it('is readable by its owner only, also when an earlier one was readable by others', () => {
