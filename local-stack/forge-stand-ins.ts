@@ -7,6 +7,7 @@ import { createRemoteJWKSet, jwtVerify } from 'jose';
 import type { SourceHook } from '../lib/aws/index.js';
 import { type GitHubDeliveries, startGitHubDeliveries } from './github-deliveries.js';
 import { type GitLabEvents, startGitLabEvents } from './gitlab-events.js';
+import type { SendDelivery } from './stand-in-server.js';
 
 /** The hook paths of the stand-ins (under GitHub's API root, and GitLab's `/api/v4`). */
 export const STAND_IN_HOOKS = {
@@ -53,8 +54,8 @@ export async function startForgeStandIns(options: ForgeStandInsOptions): Promise
   const urls: { github?: string; gitlab?: string } = {};
   const sender =
     (forge: 'github' | 'gitlab') =>
-    async ({ headers, body }: { headers: Record<string, string>; body: string }): Promise<number> => {
-      const url = urls[forge];
+    async ({ headers, body, url: own }: Parameters<SendDelivery>[0]): Promise<number> => {
+      const url = own ?? urls[forge];
       if (url === undefined) return 0;
       try {
         const response = await fetch(url, {
@@ -89,7 +90,7 @@ export async function startForgeStandIns(options: ForgeStandInsOptions): Promise
     target(given) {
       urls.github = given.github;
       urls.gitlab = given.gitlab;
-      for (const hook of gitlab.hooks.values()) hook.url = given.gitlab;
+      for (const hook of gitlab.hooks.values()) if (hook.target === undefined) hook.url = given.gitlab;
     },
     async stop() {
       await github.settled();

@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sign } from '../lib/webhooks/index.js';
+import { type GitHubHooksOperation, type GitHubWebHook, gitHubHooks } from './github-hooks.js';
 import { type RecordedAnswer, recordingAnswer, type SendDelivery, serveStandIn } from './stand-in-server.js';
 
 export type { SendDelivery };
@@ -35,13 +36,15 @@ export interface StandInAttempt {
 /** One hook of the stand-in: the path its deliveries live under (`/repos/acme/web/hooks/1`, `/app/hook`). */
 export interface StandInHook {
   path: string;
-  /** The hook's secret: each (re)delivery is signed with it. */
+  /** The hook's secret: each (re)delivery is signed with it (none: sent unsigned). */
   secret: string;
   attempts: StandInAttempt[];
+  /** Where it delivers, for a hook created through the hooks API (else the stand-in's target). */
+  url?: string;
 }
 
 /** One answer the stand-in sent: what the tests validate against the API's description. */
-export type StandInResponse = RecordedAnswer<'list' | 'get' | 'redeliver' | 'error'>;
+export type StandInResponse = RecordedAnswer<'list' | 'get' | 'redeliver' | 'error' | GitHubHooksOperation>;
 
 /** Options of {@link startGitHubDeliveries}. */
 export interface GitHubDeliveriesOptions {
@@ -61,6 +64,8 @@ export interface GitHubDeliveries {
   faults: { down: boolean; rateLimitAfter: number | undefined; malformed: boolean };
   /** Redelivery requests received (the `POST .../attempts`). */
   readonly redeliveries: string[];
+  /** The hooks created through the webhooks API (github-hooks.ts), by path. */
+  readonly webHooks: Map<string, GitHubWebHook>;
   addHook(path: string, secret: string): StandInHook;
   /**
    * The forge delivers a new event: sent through `send` unless `statusCode` is given (the forge's record of
@@ -155,9 +160,10 @@ export async function startGitHubDeliveries(options: GitHubDeliveriesOptions): P
           'x-github-event': input.event,
           'x-github-delivery': input.guid,
           'x-github-hook-id': hook.path.split('/').at(-1) ?? '0',
-          'x-hub-signature-256': sign(hook.secret, input.body),
+          ...(hook.secret === '' ? {} : { 'x-hub-signature-256': sign(hook.secret, input.body) }),
         },
         body: input.body,
+        ...(hook.url === undefined ? {} : { url: hook.url }),
       }));
     const statusCode = input.answeredLate === true ? 0 : answered;
     const attempt: StandInAttempt = {
@@ -186,7 +192,34 @@ export async function startGitHubDeliveries(options: GitHubDeliveriesOptions): P
     'x-github-api-version-selected': '2022-11-28',
   });
 
-  const route = async (req: IncomingMessage, res: ServerResponse) => {
+  const track = (work: Promise<unknown>) => {
+    inFlight.add(work);
+    void work.finally(() => inFlight.delete(work));
+  };
+  const webHooks = gitHubHooks({
+    base: () => `http://127.0.0.1:${port}`,
+    answer: (req, res, operation, status, body) => answer(req, res, operation, status, body),
+    track(path, secret, url) {
+      const hook = hooks.get(path) ?? { path, secret, attempts: [] };
+      hook.secret = secret;
+      hook.url = url;
+      hooks.set(path, hook);
+    },
+    ping(path, payload) {
+      const hook = hooks.get(path) as StandInHook;
+      track(
+        attemptOf(hook, {
+          event: 'ping',
+          body: JSON.stringify(payload),
+          guid: randomUUID(),
+          redelivery: false,
+        }),
+      );
+    },
+    lastStatus: (path) => hooks.get(path)?.attempts[0]?.status_code,
+  });
+
+  const route = async (req: IncomingMessage, res: ServerResponse, text: string) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const error = (status: number, message: string, headers: Record<string, string> = {}) =>
       answer(req, res, 'error', status, { message, documentation_url: DOC, status: String(status) }, headers);
@@ -203,6 +236,7 @@ export async function startGitHubDeliveries(options: GitHubDeliveriesOptions): P
       }
       faults.rateLimitAfter -= 1;
     }
+    if (webHooks.route(req, res, url.pathname, text)) return;
     const match = /^(.*)\/deliveries(?:\/(\d+)(\/attempts)?)?$/.exec(url.pathname);
     const hook = match === null ? undefined : hooks.get(match[1] as string);
     if (match === null || hook === undefined) return error(404, 'Not Found');
@@ -276,6 +310,7 @@ export async function startGitHubDeliveries(options: GitHubDeliveriesOptions): P
     responses,
     faults,
     redeliveries,
+    webHooks: webHooks.webHooks,
     addHook(path, secret) {
       const hook: StandInHook = { path, secret, attempts: [] };
       hooks.set(path, hook);

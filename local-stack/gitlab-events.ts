@@ -10,6 +10,7 @@
 // Faults (an API that is down, a rate limit, a malformed answer) are switches.
 import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
+import { type GitLabHooksOperation, type GitLabWebHook, gitLabHooks } from './gitlab-hooks.js';
 import { type RecordedAnswer, recordingAnswer, type SendDelivery, serveStandIn } from './stand-in-server.js';
 
 /** One event as GitLab's `GET .../hooks/:hook_id/events` lists it. */
@@ -36,10 +37,12 @@ export interface GitLabStandInHook {
   url: string;
   readonly uuid: string;
   events: GitLabStandInEvent[];
+  /** Set for a hook created through the hooks API (gitlab-hooks.ts): it delivers to its own `url`. */
+  target?: string;
 }
 
 /** One answer the stand-in sent: what the tests validate against GitLab's documented fields. */
-export type GitLabStandInResponse = RecordedAnswer<'list' | 'resend' | 'error'>;
+export type GitLabStandInResponse = RecordedAnswer<'list' | 'resend' | 'error' | GitLabHooksOperation>;
 
 /** Options of {@link startGitLabEvents}. */
 export interface GitLabEventsOptions {
@@ -54,6 +57,8 @@ export interface GitLabEvents {
   /** The API base URL a hook's `api` names (`http://127.0.0.1:<port>/api/v4`). */
   readonly api: string;
   readonly hooks: Map<string, GitLabStandInHook>;
+  /** The hooks created through the webhooks API (gitlab-hooks.ts), by path. */
+  readonly webHooks: Map<string, GitLabWebHook>;
   readonly responses: GitLabStandInResponse[];
   /** `down` answers 503; `rateLimitAfter` answers 429 with `retry-after` after that many more requests; `malformed` drops `request_headers` from listed events. */
   faults: { down: boolean; rateLimitAfter: number | undefined; malformed: boolean };
@@ -170,12 +175,13 @@ export async function startGitLabEvents(options: GitLabEventsOptions): Promise<G
       input.status === undefined
         ? await options.send({
             headers: Object.fromEntries(
-              Object.entries({ ...headers, 'X-Gitlab-Token': hook.secret }).map(([k, v]) => [
-                k.toLowerCase(),
-                v,
-              ]),
+              Object.entries({
+                ...headers,
+                ...(hook.secret === '' ? {} : { 'X-Gitlab-Token': hook.secret }),
+              }).map(([k, v]) => [k.toLowerCase(), v]),
             ),
             body: JSON.stringify(input.data),
+            ...(hook.target === undefined ? {} : { url: hook.target }),
           })
         : undefined;
     const status =
@@ -184,7 +190,7 @@ export async function startGitLabEvents(options: GitLabEventsOptions): Promise<G
       id: nextId++,
       url: hook.url,
       trigger: TRIGGERS[input.event] ?? 'push_hooks',
-      request_headers: { ...headers, 'X-Gitlab-Token': '[REDACTED]' },
+      request_headers: { ...headers, ...(hook.secret === '' ? {} : { 'X-Gitlab-Token': '[REDACTED]' }) },
       request_data: input.data,
       response_headers: status === 'internal error' ? {} : { 'Content-Type': 'application/json' },
       response_body: status === 'internal error' ? '' : '{}',
@@ -200,7 +206,21 @@ export async function startGitLabEvents(options: GitLabEventsOptions): Promise<G
 
   const answer = recordingAnswer(responses, { 'content-type': 'application/json' });
 
-  const route = async (req: IncomingMessage, res: ServerResponse) => {
+  const webHooks = gitLabHooks({
+    answer: (req, res, operation, status, body) => answer(req, res, operation, status, body),
+    track(path, token, url) {
+      const hook = hooks.get(path) ?? { path, secret: token, url, uuid: randomUUID(), events: [] };
+      hook.secret = token;
+      hook.url = url;
+      hook.target = url;
+      hooks.set(path, hook);
+    },
+    async test(path, event, data) {
+      await attemptOf(hooks.get(path) as GitLabStandInHook, { event, data, key: randomUUID() });
+    },
+  });
+
+  const route = async (req: IncomingMessage, res: ServerResponse, text: string) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const error = (status: number, message: string, headers: Record<string, string> = {}) =>
       answer(req, res, 'error', status, { message }, headers);
@@ -221,6 +241,7 @@ export async function startGitLabEvents(options: GitLabEventsOptions): Promise<G
       }
       faults.rateLimitAfter -= 1;
     }
+    if (await webHooks.route(req, res, url.pathname, text)) return;
     const match = /^\/api\/v4(\/(?:projects|groups)\/[^/]+\/hooks\/\d+)\/events(?:\/(\d+)\/resend)?$/.exec(
       url.pathname,
     );
@@ -298,6 +319,7 @@ export async function startGitLabEvents(options: GitLabEventsOptions): Promise<G
     responses,
     faults,
     resends,
+    webHooks: webHooks.webHooks,
     addHook(path, secret, url = 'http://127.0.0.1/webhooks') {
       const hook: GitLabStandInHook = { path, secret, url, uuid: randomUUID(), events: [] };
       hooks.set(path, hook);

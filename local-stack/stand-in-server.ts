@@ -5,7 +5,12 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 
 /** How a stand-in delivers to the stack (the ingest's URL behind it): resolves with the HTTP status. */
-export type SendDelivery = (request: { headers: Record<string, string>; body: string }) => Promise<number>;
+export type SendDelivery = (request: {
+  headers: Record<string, string>;
+  body: string;
+  /** The hook's own URL, for a hook created through the stand-in's hooks API (else the stand-in's target). */
+  url?: string;
+}) => Promise<number>;
 
 /** One answer a stand-in sent. */
 export interface RecordedAnswer<Operation extends string> {
@@ -57,13 +62,14 @@ export interface StandInServer {
 
 /** Serves `route` on 127.0.0.1 (`port`, or a free one); a route that throws answers 500. */
 export async function serveStandIn(
-  route: (req: IncomingMessage, res: ServerResponse) => Promise<unknown>,
+  route: (req: IncomingMessage, res: ServerResponse, body: string) => Promise<unknown>,
   port = 0,
 ): Promise<StandInServer> {
   const server = createServer((req, res) => {
-    req.resume();
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      route(req, res).catch(() => {
+      route(req, res, Buffer.concat(chunks).toString('utf8')).catch(() => {
         if (!res.headersSent) res.writeHead(500);
         res.end();
       });

@@ -39,6 +39,12 @@ const pointer = (segment: string) => segment.replaceAll('~', '~0').replaceAll('/
 /** The description's path template of a stand-in path (`/repos/a/b/hooks/1/deliveries/7/attempts`). */
 export function gitHubTemplate(path: string): string {
   const bare = path.split('?')[0] as string;
+  // The webhooks API (local-stack/github-hooks.ts): the hooks, one hook, its pings.
+  const hooks = /^\/(repos\/[^/]+\/[^/]+|orgs\/[^/]+)\/hooks(\/\d+)?(\/pings)?$/.exec(bare);
+  if (hooks !== null) {
+    const owner = bare.startsWith('/repos/') ? '/repos/{owner}/{repo}' : '/orgs/{org}';
+    return `${owner}/hooks${hooks[2] === undefined ? '' : '/{hook_id}'}${hooks[3] ?? ''}`;
+  }
   const tail = /\/deliveries(\/\d+)?(\/attempts)?$/.exec(bare);
   const suffix = `/deliveries${tail?.[1] === undefined ? '' : '/{delivery_id}'}${tail?.[2] ?? ''}`;
   if (bare.startsWith('/repos/')) return `/repos/{owner}/{repo}/hooks/{hook_id}${suffix}`;
@@ -99,10 +105,20 @@ export function gitHubQueryParameters(path: string, method: string): string[] {
  * against its operation's response schema, an error against `basic-error`.
  */
 export function gitHubResponseErrors(response: StandInResponse): string[] {
+  if (response.status === 204) {
+    // No content: the operation must declare its 204, and the answer must be empty.
+    const operation = load().doc.paths[gitHubTemplate(response.path)]?.[response.method.toLowerCase()];
+    const declared = operation?.responses['204'] !== undefined;
+    return declared && response.body === undefined
+      ? []
+      : [`${response.method} ${response.path} 204: ${declared ? 'has a body' : 'not a declared answer'}`];
+  }
   const ref =
     response.operation === 'error'
       ? 'github#/components/schemas/basic-error'
-      : responseSchemaRef(gitHubTemplate(response.path), response.method, response.status);
+      : response.operation === 'invalid'
+        ? 'github#/components/schemas/validation-error'
+        : responseSchemaRef(gitHubTemplate(response.path), response.method, response.status);
   const validate = validatorFor(ref);
   if (validate(response.body)) return [];
   return (validate.errors ?? []).map(

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { GitLabStandInResponse } from '../../local-stack/gitlab-events.js';
+import { gitLabHookResponseErrors, isGitLabHooksAnswer } from './gitlab-hooks-schema.js';
 
 let ajv: Ajv | undefined;
 const validators = new Map<string, ValidateFunction>();
@@ -49,6 +50,8 @@ function queryOf(path: string): Record<string, unknown> {
 
 /** Every way one answer differs from GitLab's documented fields; empty when it conforms. */
 export function gitLabResponseErrors(response: GitLabStandInResponse): string[] {
+  // The hooks API (local-stack/gitlab-hooks.ts) has its own documented fields.
+  if (isGitLabHooksAnswer(response)) return gitLabHookResponseErrors(response);
   const label = `${response.method} ${response.path} ${response.status}`;
   if (response.operation === 'list') {
     return [

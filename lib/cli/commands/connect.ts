@@ -88,8 +88,8 @@ export function registerConnect(program: Command): void {
         .option('--project <path>', 'the project (id or full path) whose hook to create')
         .option('--group <path>', "the group's hook instead");
     }
-    sub.option('--check', `only check the stage's ${forge} hooks`);
-    addCommon(sub);
+    // The common options are connect's own (given before or after the forge): the help shows them here too.
+    sub.configureHelp({ showGlobalOptions: true });
     sub.addHelpText(
       'after',
       `
@@ -104,7 +104,8 @@ Examples:
 Exit codes: 0 connected (or nothing wrong), 1 the test delivery failed (or --check found a problem), 2 bad input,
 3 the forge, the stack or AWS could not be reached.`,
     );
-    sub.action(async (options: ConnectOptions) => {
+    sub.action(async (_options: ConnectOptions, command: Command) => {
+      const options = command.optsWithGlobals<ConnectOptions>();
       if (options.check === true) await check(forge, options);
       else await connectHook(forge, options);
     });
