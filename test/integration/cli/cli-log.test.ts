@@ -1,5 +1,5 @@
-// The `forgebridge` delivery-log commands run as a process (the pinned node and bin/forgebridge.js): the scenarios of
-// deliveries, show, replay and dev (scenarios.ts, which in-process.test.ts runs too) against DynamoDB Local holding
+// The `forgebridge` delivery-log commands run as a process (the pinned node and bin/forgebridge.js): a sample of the
+// scenarios of deliveries, show, replay and dev (scenarios.ts; in-process.test.ts runs every one) against DynamoDB Local holding
 // records written through DeliveryLog.record, replays to a real node:http receiver on 127.0.0.1 verifying each
 // delivery with lib/webhooks' readDelivery, and what only a process shows: `dev --proxy` relaying a local proxy
 // channel (test/helpers/sse-server.ts) until a real SIGINT stops it.
@@ -14,9 +14,10 @@ import {
   type CliRunner,
   devScenarios,
   fixture,
-  helpScenarios,
   logScenarios,
   SECRET,
+  sampleFound,
+  sampleScenarios,
   useCliFixture,
 } from './scenarios.js';
 
@@ -27,10 +28,19 @@ function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 
 const cli: CliRunner = (args, env) => runCli(args, cliEnv(env));
 
+sampleScenarios([
+  'lists the last day newest first as a table',
+  'refuses bad input, an unreachable log, a missing table and a stage without credentials',
+  'shows every request, the subscribers, the masked headers and with --body the payload',
+  're-sends the exact body and headers, signed again, with the same delivery id',
+  'exits 1 on a refused replay, and says a missing payload, an unknown id and an unreachable URL in one line',
+  "replay --hook re-sends that hook's record: its body and its X-GitHub-Hook-ID",
+  'refuses a channel that is not a URL, a missing one and an unreachable one in one line',
+]);
 useCliFixture({ log: true });
-helpScenarios(cli, ['deliveries', 'show', 'replay', 'dev']);
 logScenarios(cli);
 devScenarios(cli);
+sampleFound();
 
 describe('dev --proxy in a process of its own: a real SIGINT', () => {
   let channel: SseServer;

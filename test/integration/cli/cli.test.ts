@@ -1,19 +1,49 @@
-// The `forgebridge` CLI run as a process (the pinned node and bin/forgebridge.js): the scenarios of send, verify
-// and rules (scenarios.ts, which in-process.test.ts runs too) against a real node:http receiver on 127.0.0.1 that
-// verifies every delivery with lib/webhooks' readDelivery, and what only a process shows: a body on stdin.
+// The `forgebridge` CLI run as a process (the pinned node and bin/forgebridge.js): a sample of the scenarios of send,
+// verify and rules (scenarios.ts; in-process.test.ts runs every one) against a real node:http receiver on 127.0.0.1
+// that verifies every delivery with lib/webhooks' readDelivery: the help, every bad-input case (one line on stderr, an
+// exit code, no stack trace), and what only a process shows: a body on stdin.
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { cleanCliEnv, NO_AWS_CREDENTIALS, runCli } from '../../helpers/cli.js';
-import { type CliRunner, commandScenarios, helpScenarios, SECRET, useCliFixture } from './scenarios.js';
+import {
+  type CliRunner,
+  COMMANDS,
+  type Command,
+  commandScenarios,
+  helpScenarios,
+  SECRET,
+  sampleFound,
+  sampleScenarios,
+  useCliFixture,
+} from './scenarios.js';
 
 /** Runs the CLI as a process with no colours and none of the machine's forgebridge or AWS settings. */
 const run = (args: string[], env: Record<string, string> = {}, input = '') =>
   runCli(args, { ...cleanCliEnv(), ...NO_AWS_CREDENTIALS, ...env }, input);
 const cli: CliRunner = (args, env) => run(args, env);
 
+sampleScenarios([
+  'lists the commands and the exit codes, without colours',
+  'send --help and help send',
+  'prints the package version',
+  'the bare program prints its help on stderr and exits 2',
+  'exits 1 when the receiver has another secret, and shows its JSON answer',
+  'never prints the secret, not even as the GitLab token it sends',
+  'shows an answer without a body, and gives up on a slow receiver after --timeout (exit 3)',
+  'says verified (exit 0) for the exact body, without the secret or the signature',
+  'refuses a missing and an empty secret',
+  'prints the pattern and the snippet for people, with the forge, source, function and handler given',
+  'an unknown command and an unknown option, with the closest one',
+  'a missing secret with a URL',
+  'an unreadable, a non-JSON and a non-object payload file',
+  'an unknown event, with the closest known one when there is one',
+  'an unreachable URL: one line naming it, exit 3',
+  'bad --forge, --url, --source, --id and --timeout values',
+]);
 useCliFixture({ log: false });
-helpScenarios(cli, ['send', 'rules', 'verify']);
+helpScenarios(cli, Object.keys(COMMANDS) as Command[]);
 commandScenarios(cli);
+sampleFound();
 
 describe('a process reads the body on stdin', () => {
   it('verify - takes the exact bytes from stdin: the forge signature matches, a wrong secret is named', async () => {

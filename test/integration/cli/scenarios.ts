@@ -14,7 +14,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it as vitestIt } from 'vitest';
 import { TableDefinitions } from '../../../infra/tables.js';
 import { DeliveryLog, type DeliveryLogEntry } from '../../../lib/aws/delivery-log/index.js';
 import {
@@ -27,6 +27,63 @@ import {
 import { createTable } from '../../../local-stack/dynamodb.js';
 import { useDynamoDbLocal } from '../../helpers/aws-local.js';
 import { expectOneLineError, closedPort as freePort, type Run } from '../../helpers/cli.js';
+
+/**
+ * The scenarios a file runs: every one, unless it named a sample with {@link sampleScenarios}. in-process.test.ts runs
+ * every scenario; the files that run the CLI as a process (a few seconds a start) run a sample of each command and
+ * what only a process shows (exit codes, the two streams, one line and no stack trace on bad input).
+ */
+let sample: Set<string> | undefined;
+const registered = new Set<string>();
+
+/** Runs only the scenarios named here in this file; {@link sampleFound} then checks that each one exists. */
+export function sampleScenarios(names: readonly string[]): void {
+  sample = new Set(names);
+}
+
+/** A test that fails when a sampled name matches no scenario (a renamed one would otherwise drop out unseen). */
+export function sampleFound(): void {
+  describe('the sample of scenarios', () => {
+    vitestIt('names only scenarios that exist', () => {
+      expect(sample).toBeDefined();
+      expect([...(sample ?? [])].filter((name) => !registered.has(name))).toEqual([]);
+    });
+  });
+}
+
+function selected(name: string): boolean {
+  registered.add(name);
+  return sample === undefined || sample.has(name);
+}
+
+type Scenario<Args extends unknown[]> = (
+  name: string,
+  fn: (...args: Args) => Promise<void>,
+  timeout?: number,
+) => void;
+
+/** `it.each` in its printf form, for the selected cases only. */
+function each<A extends string>(cases: readonly A[]): Scenario<[A]>;
+function each<A, B>(cases: readonly (readonly [A, B])[]): Scenario<[A, B]>;
+function each(cases: readonly (string | readonly unknown[])[]): Scenario<unknown[]> {
+  return (name, fn, timeout) => {
+    for (const value of cases) {
+      const args = typeof value === 'string' ? [value] : [...value];
+      let next = 0;
+      // A plain case stands for every `%s`; a tuple's items fill them in turn.
+      const named = name.replaceAll('%s', () => String(typeof value === 'string' ? value : args[next++]));
+      if (selected(named)) vitestIt(named, () => fn(...args), timeout);
+    }
+  };
+}
+
+/** vitest's `it` (and {@link each}) for the selected scenarios only. */
+const it = Object.assign(
+  (name: string, fn: () => Promise<void>, timeout?: number) => {
+    if (selected(name)) vitestIt(name, fn, timeout);
+  },
+  { each },
+);
 
 export const SECRET = 'cli-test-secret-5b2e';
 export const MINUTE = 60_000;
