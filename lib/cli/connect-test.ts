@@ -1,7 +1,8 @@
 /**
  * The forge's test delivery of a hook, followed to its end: `forgebridge connect` asks the forge for it (GitHub's
- * ping, GitLab's test hook), finds the attempt in the hook's delivery log at the forge (which gives its delivery
- * id), and polls our delivery log for that id until it shows the ingest's verdict, within a bounded time.
+ * ping, GitLab's test hook) and polls our delivery log until a record of it shows the ingest's verdict, within a
+ * bounded time. The record is the one the forge's own delivery log names (its delivery id), where the forge's log
+ * can be read; else the source's first new record of the test's event (GitHub's from this hook) since the request.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DeliveryLog, DeliveryRecord } from '../aws/index.js';
@@ -31,7 +32,7 @@ export interface TestDeliveryOptions {
   client: ForgeClient;
   place: HookPlace;
   hookId: number;
-  log: Pick<DeliveryLog, 'get'>;
+  log: Pick<DeliveryLog, 'get' | 'list'>;
   source: string;
   url: string;
   timeoutMs: number;
@@ -39,13 +40,31 @@ export interface TestDeliveryOptions {
   pollMs?: number;
 }
 
+/** The catalogue event of each forge's test delivery: GitHub's `ping`, GitLab's push test. */
+const TEST_EVENT = { github: 'ping', gitlab: 'push' } as const;
+
 /** Asks the forge for the hook's test delivery and waits for the ingest's verdict on it. */
 export async function runTestDelivery(options: TestDeliveryOptions): Promise<TestOutcome> {
-  const { client, place, hookId } = options;
+  const { client, place, hookId, log, source } = options;
   const forge = forgeOf(place);
-  const attempts = async (): Promise<ForgeAttempt[]> =>
-    readAttempts(forge, (await client.send(attemptsRequest(place, hookId))).body);
-  const before = new Set((await attempts()).map((attempt) => attempt.id));
+  // The forge's log of the hook, where it can be read (a forge or token without it still connects).
+  const attempts = async (): Promise<ForgeAttempt[] | undefined> => {
+    try {
+      const answer = await client.send(attemptsRequest(place, hookId), [403, 404]);
+      return answer.status === 200 ? readAttempts(forge, answer.body) : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const ours = (record: DeliveryRecord) =>
+    forge !== 'github' || record.hook === undefined || record.hook === String(hookId);
+  const recent = async () =>
+    (
+      await log.list({ source, event: TEST_EVENT[forge], since: Date.now() - 15 * 60_000, limit: 100 })
+    ).records.filter(ours);
+  const seen = new Set((await recent()).map((record) => record.recordId));
+  const before = await attempts();
+  const known = new Set((before ?? []).map((attempt) => attempt.id));
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   await client.send(testRequest(place, hookId));
@@ -53,49 +72,57 @@ export async function runTestDelivery(options: TestDeliveryOptions): Promise<Tes
   let attempt: ForgeAttempt | undefined;
   let answeredAt: number | undefined;
   while (performance.now() < deadline) {
-    if (attempt?.deliveryId === undefined) {
-      attempt = (await attempts()).find(
-        (candidate) => !before.has(candidate.id) && (forge === 'gitlab' || candidate.event === 'ping'),
+    if (before !== undefined && attempt?.deliveryId === undefined) {
+      attempt = (await attempts())?.find(
+        (candidate) => !known.has(candidate.id) && (forge === 'gitlab' || candidate.event === 'ping'),
       );
     }
-    if (attempt?.deliveryId !== undefined) {
-      const record = await ourRecord(options.log, attempt.deliveryId, options.source, forge, hookId);
-      if (record !== undefined) return judged(record, elapsed());
+    const record =
+      attempt?.deliveryId !== undefined
+        ? (await log.get(attempt.deliveryId, { source }))?.records.find(ours)
+        : (await recent()).find((candidate) => !seen.has(candidate.recordId));
+    if (record !== undefined) return judged(await whole(log, record, source), elapsed());
+    if (attempt !== undefined) {
       answeredAt ??= performance.now();
       // The forge has its answer and our log has nothing after a grace: the request never reached the ingest.
       if (performance.now() - answeredAt > 5_000) {
         return {
           verified: false,
           ms: elapsed(),
-          reason: `the forge's test delivery got ${attempt.status === 0 ? 'no answer' : `status ${attempt.status}`} from ${options.url}, and the source's delivery log has no record of it: is the hook's URL this stage's ingest?`,
+          reason: `the forge's test delivery got ${statusWords(attempt)} from ${options.url}, and the source's delivery log has no record of it: is the hook's URL this stage's ingest?`,
         };
       }
     }
     await sleep(options.pollMs ?? 250);
   }
-  const seen =
-    attempt === undefined
-      ? 'the forge lists no test delivery of the hook either'
-      : `the forge's attempt got ${attempt.status === 0 ? 'no answer' : `status ${attempt.status}`}`;
+  const forgeSaw =
+    attempt !== undefined
+      ? ` (the forge's attempt got ${statusWords(attempt)})`
+      : before !== undefined
+        ? ' (the forge lists no test delivery of the hook either)'
+        : '';
   return {
     verified: false,
     ms: elapsed(),
-    reason: `no test delivery reached the delivery log of source "${options.source}" in ${Math.round(options.timeoutMs / 1000)} s (${seen}): check the hook's URL, and "forgebridge deliveries --source ${options.source}"`,
+    reason: `no test delivery reached the delivery log of source "${source}" in ${options.timeoutMs / 1000} s${forgeSaw}: check the hook's URL, and "forgebridge deliveries --source ${source}"`,
   };
 }
 
-/** The log's record of the test delivery from this hook (GitHub names the hook of each record), newest first. */
-async function ourRecord(
+/** A listed record with its diagnosis (a list gives the summary): the log's full record of it. */
+async function whole(
   log: Pick<DeliveryLog, 'get'>,
-  deliveryId: string,
+  record: DeliveryRecord,
   source: string,
-  forge: 'github' | 'gitlab',
-  hookId: number,
-): Promise<DeliveryRecord | undefined> {
-  const delivery = await log.get(deliveryId, { source });
-  return delivery?.records.find(
-    (record) => forge !== 'github' || record.hook === undefined || record.hook === String(hookId),
-  );
+): Promise<DeliveryRecord> {
+  if (record.verdict === 'verified' || record.diagnosis !== undefined || record.deliveryId === undefined) {
+    return record;
+  }
+  const delivery = await log.get(record.deliveryId, { source });
+  return delivery?.records.find((candidate) => candidate.recordId === record.recordId) ?? record;
+}
+
+function statusWords(attempt: ForgeAttempt): string {
+  return attempt.status === 0 ? 'no answer' : `status ${attempt.status}`;
 }
 
 const SECRET_VERDICTS = new Set(['bad_signature', 'missing_signature']);
