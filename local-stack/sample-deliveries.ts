@@ -9,6 +9,7 @@ import {
   forgeOwnSample,
   forgeOwnSampleNames,
   hasOwnShapes,
+  resolvePreset,
   sign,
 } from '../lib/webhooks/index.js';
 
@@ -138,7 +139,7 @@ export function forgeSample(forge: Forge, eventName: string): ForgeSample {
     return { forge, nativeName: found.nativeName, payload: found.payload };
   }
   const { name, payload } = sampleDelivery(eventName);
-  if (forge === 'standard' || forge === 'svix') {
+  if (resolvePreset(forge).eventNames === 'sender') {
     // A Standard Webhooks payload names its event in `type` (`issues.opened`): no event header.
     return { forge, nativeName: eventName, payload: { type: eventName, ...(payload as object) } };
   }

@@ -8,9 +8,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DeliveryLog, readIngestConfig, readStageConfig, sourceSecretEnv } from '../lib/aws/index.js';
+import {
+  DEFAULT_SOURCE,
+  DeliveryLog,
+  readIngestConfig,
+  readStageConfig,
+  sourceSecretEnv,
+} from '../lib/aws/index.js';
 import type { LocalSource } from '../lib/cli/state-file.js';
-import { type Forge, standardSecret } from '../lib/webhooks/index.js';
+import { type Forge, forgeSecret } from '../lib/webhooks/index.js';
 import {
   type AuthorizationServer,
   DEFAULT_CLIENT,
@@ -52,14 +58,13 @@ export const LOCAL_SOURCES: readonly { name: string; forge: Forge }[] = readInge
 }).sources.map(({ name, forge }) => ({ name, forge }));
 
 /**
- * The secret of a local source: the stack's secret for `default`, else the secret with `-<source>` appended;
- * for the Standard Webhooks sources (`standard`, `svix`), a `whsec_` secret derived from that.
+ * The secret of a local source: the stack's secret for `default`, else the secret with `-<source>` appended, in
+ * the form the source's forge takes (`forgeSecret`: a `whsec_` secret derived from it for `standard` and `svix`).
  */
 export function localSourceSecret(secret: string, source: string): string {
-  if (source === 'default') return secret;
-  return source === 'standard' || source === 'svix'
-    ? standardSecret(`${secret}-${source}`)
-    : `${secret}-${source}`;
+  if (source === DEFAULT_SOURCE) return secret;
+  const forge = LOCAL_SOURCES.find(({ name }) => name === source)?.forge ?? 'generic';
+  return forgeSecret(forge, `${secret}-${source}`);
 }
 
 /** One webhook source of a running local stack, as its state file lists it. */
@@ -284,8 +289,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       // Offline, each source's secret comes from FORGEBRIDGE_WEBHOOK_SECRET[_<NAME>]. config/local.yml's sources; with the stand-ins, the github and gitlab ones name the hook the reconciler reads.
       FORGEBRIDGE_WEBHOOK_SOURCES: JSON.stringify(
         (JSON.parse(LOCAL_CONFIG.settings.FORGEBRIDGE_WEBHOOK_SOURCES) as { name: string }[]).map((source) =>
-          standIns !== undefined && (source.name === 'github' || source.name === 'gitlab')
-            ? { ...source, hook: standIns.hooks[source.name] }
+          standIns !== undefined && Object.hasOwn(standIns.hooks, source.name)
+            ? { ...source, hook: standIns.hooks[source.name as keyof ForgeStandIns['hooks']] }
             : source,
         ),
       ),

@@ -9,7 +9,7 @@
 import { parseArgs } from 'node:util';
 import { isSourceName, SOURCE_NAME_RULE } from '../lib/aws/index.js';
 import { readStackState, stateFile } from '../lib/cli/state-file.js';
-import { type Forge, Forges } from '../lib/webhooks/index.js';
+import { type Forge, Forges, resolvePreset } from '../lib/webhooks/index.js';
 import {
   forgeSample,
   type SignedDelivery,
@@ -59,7 +59,7 @@ const options = values.id === undefined ? {} : { id: values.id };
 
 let delivery: SignedDelivery;
 try {
-  if (forge === 'generic') {
+  if (resolvePreset(forge as Forge).neutral) {
     const example = sampleDelivery(eventName);
     delivery = signDelivery(secret, example.name, example.payload, options);
   } else {

@@ -3,8 +3,8 @@
  * the state file it writes (every webhook source with its forge, URL and secret), else its defaults; or the URL
  * and secret given with "--url" / "--secret" or FORGEBRIDGE_WEBHOOK_URL / _SECRET.
  */
-import { isSourceName, SOURCE_NAME_RULE } from '../aws/core/index.js';
-import { type Forge, Forges, standardSecret } from '../webhooks/index.js';
+import { DEFAULT_SOURCE, isSourceName, SOURCE_NAME_RULE } from '../aws/core/index.js';
+import { type Forge, Forges, forgeSecret, resolvePreset } from '../webhooks/index.js';
 import { CliError } from './errors.js';
 import { type FoundStackState, type LocalSource, readStackState, stateFile } from './state-file.js';
 
@@ -61,7 +61,7 @@ export function resolveTarget(options: TargetOptions, env: NodeJS.ProcessEnv = p
   if (given === undefined) return localTarget(options, env);
   checkUrl(given, options.url === undefined ? 'FORGEBRIDGE_WEBHOOK_URL' : '--url');
   const url =
-    options.source === undefined || options.source === 'default'
+    options.source === undefined || options.source === DEFAULT_SOURCE
       ? given
       : `${given.replace(/\/+$/, '')}/${options.source}`;
   const secret = nonEmpty(options.secret) ?? nonEmpty(env.FORGEBRIDGE_WEBHOOK_SECRET)?.split(',')[0];
@@ -85,7 +85,7 @@ function localTarget(options: TargetOptions, env: NodeJS.ProcessEnv): Target {
     if (source === undefined) {
       throw new CliError(`the local stack has no source "${options.source}" (${listSources(sources)})`);
     }
-  } else if (options.forge !== undefined && options.forge !== 'generic') {
+  } else if (options.forge !== undefined && !resolvePreset(options.forge).neutral) {
     source = sources.find((candidate) => candidate.forge === options.forge);
     if (source === undefined) {
       throw new CliError(
@@ -93,7 +93,7 @@ function localTarget(options: TargetOptions, env: NodeJS.ProcessEnv): Target {
       );
     }
   } else {
-    source = sources.find((candidate) => candidate.name === 'default') ?? sources[0];
+    source = sources.find((candidate) => candidate.name === DEFAULT_SOURCE) ?? sources[0];
     if (source === undefined) throw new CliError('the local stack lists no source: restart "npm start"');
   }
   const secret = nonEmpty(options.secret) ?? source.secret.split(',')[0] ?? '';
@@ -106,7 +106,7 @@ function localTarget(options: TargetOptions, env: NodeJS.ProcessEnv): Target {
     local: true,
     forge: options.forge ?? source.forge,
     source: source.name,
-    ...(options.source === undefined && source.name !== 'default' ? { pickedByForge: true } : {}),
+    ...(options.source === undefined && source.name !== DEFAULT_SOURCE ? { pickedByForge: true } : {}),
   };
 }
 
@@ -125,10 +125,9 @@ function listSources(sources: readonly LocalSource[]): string {
   return `its sources: ${sources.map((source) => `${source.name} (${source.forge})`).join(', ')}`;
 }
 
-/** The stack's convention: `{secret}-{forge}`, a `whsec_` secret derived from it for Standard Webhooks senders. */
+/** The stack's convention: `{secret}-{forge}`, in the form the forge's preset takes (`forgeSecret`). */
 function localSecret(secret: string, forge: Forge): string {
-  const own = `${secret}-${forge}`;
-  return forge === 'standard' || forge === 'svix' ? standardSecret(own) : own;
+  return forgeSecret(forge, `${secret}-${forge}`);
 }
 
 /**
@@ -144,8 +143,8 @@ export function localSources(state: FoundStackState, env: NodeJS.ProcessEnv = pr
     nonEmpty(state.secret)?.split(',')[0] ??
     DEVELOPMENT_WEBHOOK_SECRET;
   return Forges.map((forge) =>
-    forge === 'generic'
-      ? { name: 'default', forge, url, secret }
+    resolvePreset(forge).neutral
+      ? { name: DEFAULT_SOURCE, forge, url, secret }
       : { name: forge, forge, url: `${url}/${forge}`, secret: localSecret(secret, forge) },
   );
 }

@@ -6,7 +6,6 @@
  * delivery log records which one by position, so `1` means the forge signs with the new secret. `finish`
  * leaves `new` alone.
  */
-import { randomBytes } from 'node:crypto';
 import { GetFunctionConfigurationCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import {
   DescribeParametersCommand,
@@ -22,7 +21,7 @@ import {
   readIngestConfig,
   type WebhookSourceConfig,
 } from '../aws/index.js';
-import { type Forge, standardSecret } from '../webhooks/index.js';
+import { type Forge, forgeSecret } from '../webhooks/index.js';
 import { CliError, ExitCodes } from './errors.js';
 
 /** How many of the source's latest verified deliveries `finish` wants signed with the new secret, by default. */
@@ -33,7 +32,7 @@ export const NEW_SECRET_POSITION = 1;
 
 /** A fresh secret in the form the source's preset takes: `whsec_` + 32 random bytes for Standard Webhooks, else 64 hex. */
 export function newSecretFor(forge: Forge): string {
-  return forge === 'standard' || forge === 'svix' ? standardSecret() : randomBytes(32).toString('hex');
+  return forgeSecret(forge);
 }
 
 /** The list while rotating: the current secret, then the new one. @throws CliError when a rotation is under way. */

@@ -6,7 +6,7 @@ import { ErrorCodes } from './constants.js';
 import { failure, safe } from './delivery-failure.js';
 import { type DeliveryHead, readDeliveryHead } from './delivery-head.js';
 import { type ResolvedDeliveryOptions, resolveDeliveryOptions } from './delivery-options.js';
-import { routeForgeEvent } from './forges.js';
+import { resolvePreset, routeForgeEvent } from './forges.js';
 import { matchStandard } from './standard.js';
 import type { DeliveryOptions, DeliveryRequest, DeliveryResult, ReceivedEvent } from './types.js';
 import { schemeMatchIndex } from './verify.js';
@@ -135,12 +135,12 @@ export function readDeliveryBody(
 }
 
 /**
- * The event a verified delivery is dispatched as: `{ id, name, payload }` for the generic preset (as before
+ * The event a verified delivery is dispatched as: `{ id, name, payload }` for the neutral preset (as before
  * presets), plus the mapped `action`, `forge` and the forge's own names for any other. Internal.
  */
 export function receivedEvent(result: Extract<DeliveryResult, { ok: true }>): ReceivedEvent {
   const { id, name, payload } = result;
-  if (result.forge === 'generic') return { id, name, payload };
+  if (resolvePreset(result.forge).neutral) return { id, name, payload };
   const { action, forge, nativeName, nativeAction } = result;
   return { id, name, action, forge, nativeName, nativeAction, payload };
 }

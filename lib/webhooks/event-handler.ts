@@ -17,7 +17,7 @@ type AnyHandler = (event: never) => unknown;
 type Settled = PromiseSettledResult<unknown>;
 
 const RESOLVED: Promise<void> = Promise.resolve();
-const EVENT_HANDLER_OPTION_KEYS = new Set(['transform', 'log']);
+const EVENT_HANDLER_OPTION_KEYS = new Set(['transform', 'log', 'eventNames']);
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (
@@ -43,6 +43,7 @@ export class EventHandler<TTransformed = unknown> {
   #errorHandlers: readonly ErrorHandlerFunction[] = [];
   readonly #transform: Transform<TTransformed> | undefined;
   readonly #log: Logger;
+  readonly #checkNames: boolean;
 
   constructor(options: EventHandlerOptions<TTransformed> = {}) {
     if (options === null || typeof options !== 'object') throw new TypeError('"options" must be an object');
@@ -56,13 +57,21 @@ export class EventHandler<TTransformed = unknown> {
     if (typeof log?.warn !== 'function' || typeof log.error !== 'function') {
       throw new TypeError('"log" must have "warn" and "error" functions');
     }
+    if (
+      options.eventNames !== undefined &&
+      options.eventNames !== 'catalogue' &&
+      options.eventNames !== 'sender'
+    ) {
+      throw new TypeError('"eventNames" must be "catalogue" or "sender"');
+    }
     this.#transform = options.transform;
     this.#log = log;
+    this.#checkNames = options.eventNames !== 'sender';
   }
 
   /**
    * Registers `handler` for one name or several. Names are every known event and `event.action`, `*` (every
-   * event) and `error`. An unknown name only logs a warning.
+   * event) and `error`. An unknown name only logs a warning (none for a sender's own names: `eventNames`).
    *
    * @throws TypeError when a name is not a non-empty string or `handler` is not a function.
    */
@@ -83,7 +92,7 @@ export class EventHandler<TTransformed = unknown> {
         continue;
       }
       const key = neutralEventName(one);
-      if (key !== '*' && !isKnownEventName(key)) {
+      if (this.#checkNames && key !== '*' && !isKnownEventName(key)) {
         this.#log.warn(`"${key}" is not a known event name; check for typos`);
       }
       const current = this.#handlers.get(key);

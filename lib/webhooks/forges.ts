@@ -1,9 +1,21 @@
 /**
- * Forge presets: the delivery headers and signature scheme of each forge, and the one routing model that maps
- * each forge's own event names onto the catalogue's `event` / `action` where a counterpart exists.
+ * Forge presets: each forge's delivery headers and signature schemes, how its event names route onto the
+ * catalogue's, and its traits (whose event names it sends, its secrets' form, its delivery-log API). Code that
+ * treats forges differently reads the trait here, never the forge's name.
  */
-import { neutralEventName } from './event-names.js';
-import { STANDARD_HEADERS, type StandardHeaderNames, SVIX_HEADERS, splitEventType } from './standard.js';
+
+import { randomBytes } from 'node:crypto';
+import {
+  type ForgeRoute,
+  routeBitbucket,
+  routeCatalogue,
+  routeGitea,
+  routeGitlab,
+  routeTyped,
+} from './forge-routes.js';
+import { STANDARD_HEADERS, type StandardHeaderNames, SVIX_HEADERS, standardSecret } from './standard.js';
+
+export type { ForgeRoute } from './forge-routes.js';
 
 /**
  * The forges with a preset. `generic` is the neutral `X-Forge-*` headers; `standard` is the Standard Webhooks
@@ -63,16 +75,38 @@ export interface ForgePreset {
    * such a delivery is verified by its `standard` signature (and its timestamp) alone.
    */
   readonly standardHeaders: readonly StandardHeaderNames[];
-}
-
-/** What a delivery routes as: the catalogue's event name and action where there is a counterpart. */
-export interface ForgeRoute {
-  /** The catalogue event name (`pull_request`), or the forge's own name where none corresponds. */
-  readonly name: string;
-  /** The catalogue action (`opened`), the forge's own action where none corresponds, or `undefined`. */
-  readonly action: string | undefined;
-  /** The forge's own action (`open` for a GitLab merge request), or `undefined`. */
-  readonly nativeAction: string | undefined;
+  /**
+   * The forge-neutral preset (`generic`): the catalogue's own names under `X-Forge-*` headers, so a delivery is
+   * dispatched as it came (no `forge`, no native name) and a local stack's `default` source uses it.
+   */
+  readonly neutral: boolean;
+  /**
+   * Whose event names the forge sends: `catalogue`, a forge's own names mapped onto the catalogue (a name the
+   * catalogue lacks is likely a typo); `sender`, a Standard Webhooks sender's own names in the payload's `type`
+   * (`contact.created`), which no catalogue lists.
+   */
+  readonly eventNames: 'catalogue' | 'sender';
+  /** A source's secret: any text, or a Standard Webhooks key (`whsec_<base64>`). */
+  readonly secretForm: 'text' | 'whsec';
+  /**
+   * The forge can sign the Standard Webhooks way with a `whsec_` signing token instead of sending its secret
+   * token (GitLab): which one a source verifies is its choice (`verifyWith`).
+   */
+  readonly signingToken: boolean;
+  /**
+   * The forge's REST API for a hook's delivery log (list, redeliver), which the reconciler reads; `undefined` for
+   * a forge without one (Gitea, Forgejo, Bitbucket, Standard Webhooks senders).
+   */
+  readonly deliveryLog:
+    | {
+        /** The API's default base URL (a source's `hook.api` overrides it). */
+        readonly api: string;
+        /** The hook kinds a source's `hook.kind` may name for this forge. */
+        readonly hookKinds: readonly string[];
+      }
+    | undefined;
+  /** Maps the forge's own event name (and its payload) onto the catalogue's event and action. */
+  readonly route: (nativeName: string, payload: unknown) => ForgeRoute;
 }
 
 const HUB_SIGNATURES: readonly SignatureSource[] = [
@@ -88,6 +122,12 @@ const PRESETS: Readonly<Record<Forge, ForgePreset>> = {
     hookHeaders: [],
     signatures: HUB_SIGNATURES,
     standardHeaders: [],
+    neutral: true,
+    eventNames: 'catalogue',
+    secretForm: 'text',
+    signingToken: false,
+    deliveryLog: undefined,
+    route: routeCatalogue,
   },
   github: {
     forge: 'github',
@@ -97,6 +137,12 @@ const PRESETS: Readonly<Record<Forge, ForgePreset>> = {
     hookHeaders: ['x-github-hook-id'],
     signatures: HUB_SIGNATURES,
     standardHeaders: [],
+    neutral: false,
+    eventNames: 'catalogue',
+    secretForm: 'text',
+    signingToken: false,
+    deliveryLog: { api: 'https://api.github.com', hookKinds: ['repo', 'org', 'app'] },
+    route: routeCatalogue,
   },
   gitea: {
     forge: 'gitea',
@@ -106,6 +152,12 @@ const PRESETS: Readonly<Record<Forge, ForgePreset>> = {
     hookHeaders: [],
     signatures: [{ header: 'x-gitea-signature', scheme: 'hex-sha256' }, ...HUB_SIGNATURES],
     standardHeaders: [],
+    neutral: false,
+    eventNames: 'catalogue',
+    secretForm: 'text',
+    signingToken: false,
+    deliveryLog: undefined,
+    route: routeGitea,
   },
   forgejo: {
     forge: 'forgejo',
@@ -118,6 +170,12 @@ const PRESETS: Readonly<Record<Forge, ForgePreset>> = {
       ...HUB_SIGNATURES,
     ],
     standardHeaders: [],
+    neutral: false,
+    eventNames: 'catalogue',
+    secretForm: 'text',
+    signingToken: false,
+    deliveryLog: undefined,
+    route: routeGitea,
   },
   gitlab: {
     forge: 'gitlab',
@@ -128,6 +186,12 @@ const PRESETS: Readonly<Record<Forge, ForgePreset>> = {
     signatures: [{ header: 'x-gitlab-token', scheme: 'token' }],
     // With a signing token, GitLab signs the Standard Webhooks way; its webhook-id equals Idempotency-Key.
     standardHeaders: [STANDARD_HEADERS],
+    neutral: false,
+    eventNames: 'catalogue',
+    secretForm: 'text',
+    signingToken: true,
+    deliveryLog: { api: 'https://gitlab.com/api/v4', hookKinds: ['project', 'group'] },
+    route: routeGitlab,
   },
   bitbucket: {
     forge: 'bitbucket',
@@ -137,6 +201,12 @@ const PRESETS: Readonly<Record<Forge, ForgePreset>> = {
     hookHeaders: ['x-hook-uuid'],
     signatures: [{ header: 'x-hub-signature', scheme: 'sha256' }],
     standardHeaders: [],
+    neutral: false,
+    eventNames: 'catalogue',
+    secretForm: 'text',
+    signingToken: false,
+    deliveryLog: undefined,
+    route: routeBitbucket,
   },
   standard: {
     forge: 'standard',
@@ -147,6 +217,12 @@ const PRESETS: Readonly<Record<Forge, ForgePreset>> = {
     hookHeaders: [],
     signatures: [{ header: STANDARD_HEADERS.signature, scheme: 'standard' }],
     standardHeaders: [STANDARD_HEADERS],
+    neutral: false,
+    eventNames: 'sender',
+    secretForm: 'whsec',
+    signingToken: false,
+    deliveryLog: undefined,
+    route: routeTyped,
   },
   svix: {
     forge: 'svix',
@@ -159,6 +235,12 @@ const PRESETS: Readonly<Record<Forge, ForgePreset>> = {
       { header: STANDARD_HEADERS.signature, scheme: 'standard' },
     ],
     standardHeaders: [SVIX_HEADERS, STANDARD_HEADERS],
+    neutral: false,
+    eventNames: 'sender',
+    secretForm: 'whsec',
+    signingToken: false,
+    deliveryLog: undefined,
+    route: routeTyped,
   },
 };
 
@@ -176,8 +258,8 @@ export function resolvePreset(forge: unknown = 'generic'): ForgePreset {
 
 /**
  * Maps a forge's own event name (and its payload's action) onto the catalogue's event name and action where a
- * counterpart exists, and keeps the forge's own name or action where none does. The tables are in
- * docs/forges.md.
+ * counterpart exists, and keeps the forge's own name or action where none does (the preset's `route`). The tables
+ * are in docs/forges.md.
  *
  * @example
  * ```ts
@@ -186,209 +268,20 @@ export function resolvePreset(forge: unknown = 'generic'): ForgePreset {
  * ```
  */
 export function routeForgeEvent(forge: Forge, nativeName: string, payload: unknown): ForgeRoute {
-  switch (forge) {
-    case 'gitlab':
-      return routeGitlab(nativeName, payload);
-    case 'bitbucket':
-      return routeBitbucket(nativeName, payload);
-    case 'gitea':
-    case 'forgejo':
-      return routeGitea(nativeName, payload);
-    case 'standard':
-    case 'svix': {
-      // The payload's `type` (or the configured event header): `contact.created` is `contact` + `created`.
-      const { name, action } = splitEventType(nativeName);
-      return { name, action, nativeAction: action };
-    }
-    default: {
-      const action = stringAt(payload, 'action');
-      return { name: neutralEventName(nativeName), action, nativeAction: action };
-    }
-  }
+  return resolvePreset(forge).route(nativeName, payload);
 }
 
-// GitLab: the X-Gitlab-Event value -> catalogue event, with how its action is read and mapped.
-const GITLAB_ACTIONS = {
-  open: 'opened',
-  reopen: 'reopened',
-  close: 'closed',
-  // GitHub reports a merge as `closed` with `merged: true`; GitLab's payload keeps its own `merge` state.
-  merge: 'closed',
-  update: 'edited',
-  create: 'created',
-  delete: 'deleted',
-} as const;
-
-const GITLAB_STATUS_RUN = {
-  created: 'requested',
-  waiting_for_resource: 'requested',
-  preparing: 'requested',
-  pending: 'requested',
-  scheduled: 'requested',
-  running: 'in_progress',
-  success: 'completed',
-  failed: 'completed',
-  canceled: 'completed',
-  canceling: 'completed',
-  skipped: 'completed',
-  manual: 'completed',
-} as const;
-
-const GITLAB_STATUS_JOB = {
-  created: 'queued',
-  waiting_for_resource: 'queued',
-  preparing: 'queued',
-  pending: 'queued',
-  scheduled: 'queued',
-  running: 'in_progress',
-  success: 'completed',
-  failed: 'completed',
-  canceled: 'completed',
-  canceling: 'completed',
-  skipped: 'completed',
-  manual: 'waiting',
-} as const;
-
-const GITLAB_NOTE_TARGETS = {
-  Issue: 'issue_comment',
-  MergeRequest: 'issue_comment',
-  Commit: 'commit_comment',
-} as const;
-
-function routeGitlab(nativeName: string, payload: unknown): ForgeRoute {
-  const attributes = objectAt(payload, 'object_attributes');
-  switch (nativeName) {
-    case 'Push Hook':
-    case 'Tag Push Hook':
-      return { name: 'push', action: undefined, nativeAction: undefined };
-    case 'Merge Request Hook': {
-      const native = stringAt(attributes, 'action');
-      // An update that moved the source branch (`oldrev` set) is GitHub's `synchronize`.
-      const action =
-        native === 'update' && stringAt(attributes, 'oldrev') !== undefined
-          ? 'synchronize'
-          : mapped(GITLAB_ACTIONS, native);
-      return { name: 'pull_request', action, nativeAction: native };
-    }
-    case 'Issue Hook':
-    case 'Confidential Issue Hook': {
-      const native = stringAt(attributes, 'action');
-      return { name: 'issues', action: mapped(GITLAB_ACTIONS, native), nativeAction: native };
-    }
-    case 'Note Hook':
-    case 'Confidential Note Hook': {
-      const target = stringAt(attributes, 'noteable_type');
-      const native = stringAt(attributes, 'action');
-      const action = mapped(GITLAB_ACTIONS, native ?? 'create');
-      // A note on a line of a merge request's diff is GitHub's review comment.
-      if (target === 'MergeRequest' && stringAt(attributes, 'type') === 'DiffNote') {
-        return { name: 'pull_request_review_comment', action, nativeAction: native };
-      }
-      if (target !== undefined && Object.hasOwn(GITLAB_NOTE_TARGETS, target)) {
-        const name = GITLAB_NOTE_TARGETS[target as keyof typeof GITLAB_NOTE_TARGETS];
-        return { name, action, nativeAction: native };
-      }
-      return { name: nativeName, action: native, nativeAction: native };
-    }
-    case 'Pipeline Hook': {
-      const status = stringAt(attributes, 'status');
-      return { name: 'workflow_run', action: mapped(GITLAB_STATUS_RUN, status), nativeAction: status };
-    }
-    case 'Job Hook': {
-      const status = stringAt(payload, 'build_status');
-      return { name: 'workflow_job', action: mapped(GITLAB_STATUS_JOB, status), nativeAction: status };
-    }
-    case 'Release Hook': {
-      const native = stringAt(payload, 'action');
-      return { name: 'release', action: mapped(GITLAB_ACTIONS, native), nativeAction: native };
-    }
-    case 'Milestone Hook': {
-      const native = stringAt(attributes, 'action') ?? stringAt(payload, 'action');
-      const action = native === 'reopen' ? 'opened' : mapped(GITLAB_ACTIONS, native);
-      return { name: 'milestone', action, nativeAction: native };
-    }
-    case 'Wiki Page Hook':
-      return { name: 'gollum', action: undefined, nativeAction: stringAt(attributes, 'action') };
-    case 'System Hook': {
-      const native = stringAt(payload, 'event_name');
-      return { name: nativeName, action: native, nativeAction: native };
-    }
-    default: {
-      const native = stringAt(attributes, 'action');
-      return { name: nativeName, action: native, nativeAction: native };
-    }
-  }
-}
-
-// Bitbucket Cloud: X-Event-Key -> catalogue event and action.
-const BITBUCKET_EVENTS: Readonly<Record<string, readonly [string, string | undefined]>> = {
-  'repo:push': ['push', undefined],
-  'repo:fork': ['fork', undefined],
-  'repo:updated': ['repository', 'edited'],
-  'repo:commit_comment_created': ['commit_comment', 'created'],
-  'repo:commit_status_created': ['status', undefined],
-  'repo:commit_status_updated': ['status', undefined],
-  'issue:created': ['issues', 'opened'],
-  'issue:updated': ['issues', 'edited'],
-  'issue:comment_created': ['issue_comment', 'created'],
-  'pullrequest:created': ['pull_request', 'opened'],
-  'pullrequest:updated': ['pull_request', 'edited'],
-  'pullrequest:fulfilled': ['pull_request', 'closed'],
-  'pullrequest:rejected': ['pull_request', 'closed'],
-  'pullrequest:approved': ['pull_request_review', 'submitted'],
-  'pullrequest:changes_request_created': ['pull_request_review', 'submitted'],
-  'pullrequest:unapproved': ['pull_request_review', 'dismissed'],
-  'pullrequest:changes_request_removed': ['pull_request_review', 'dismissed'],
-  'pullrequest:comment_created': ['issue_comment', 'created'],
-  'pullrequest:comment_updated': ['issue_comment', 'edited'],
-  'pullrequest:comment_deleted': ['issue_comment', 'deleted'],
-};
-
-function routeBitbucket(nativeName: string, payload: unknown): ForgeRoute {
-  if (!Object.hasOwn(BITBUCKET_EVENTS, nativeName)) {
-    return { name: nativeName, action: undefined, nativeAction: undefined };
-  }
-  const [name, action] = BITBUCKET_EVENTS[nativeName] as readonly [string, string | undefined];
-  // An inline comment (on a line of the diff) is GitHub's review comment.
-  if (name === 'issue_comment' && nativeName.startsWith('pullrequest:')) {
-    const inline = objectAt(objectAt(payload, 'comment'), 'inline');
-    if (inline !== undefined) return { name: 'pull_request_review_comment', action, nativeAction: undefined };
-  }
-  return { name, action, nativeAction: undefined };
-}
-
-// Gitea and Forgejo send GitHub's names for most events; these differ.
-const GITEA_EVENTS: Readonly<Record<string, string>> = {
-  pull_request_approved: 'pull_request_review',
-  pull_request_rejected: 'pull_request_review',
-  pull_request_comment: 'pull_request_review',
-};
-
-const GITEA_ACTIONS: Readonly<Record<string, string>> = {
-  synchronized: 'synchronize',
-  reviewed: 'submitted',
-};
-
-function routeGitea(nativeName: string, payload: unknown): ForgeRoute {
-  const native = stringAt(payload, 'action');
-  const name = Object.hasOwn(GITEA_EVENTS, nativeName) ? (GITEA_EVENTS[nativeName] as string) : nativeName;
-  return { name, action: mapped(GITEA_ACTIONS, native), nativeAction: native };
-}
-
-/** `table[value]` when there is one, else `value` (the forge's own action is kept). */
-function mapped(table: Readonly<Record<string, string>>, value: string | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  return Object.hasOwn(table, value) ? table[value] : value;
-}
-
-function objectAt(value: unknown, key: string): object | undefined {
-  if (value === null || typeof value !== 'object') return undefined;
-  const field = (value as Record<string, unknown>)[key];
-  return field !== null && typeof field === 'object' && !Array.isArray(field) ? field : undefined;
-}
-
-function stringAt(value: unknown, key: string): string | undefined {
-  if (value === null || typeof value !== 'object') return undefined;
-  const field = (value as Record<string, unknown>)[key];
-  return typeof field === 'string' && field.length > 0 ? field : undefined;
+/**
+ * A secret in the form `forge`'s preset takes (its `secretForm`): for a Standard Webhooks sender a `whsec_` key
+ * (derived from `seed`, else random), else `seed` itself, else 32 random bytes in hex.
+ *
+ * @example
+ * ```ts
+ * forgeSecret('github'); // '3f9c…' (64 hex digits)
+ * forgeSecret('svix', 'dev-secret-svix'); // 'whsec_…', the same for the same seed
+ * ```
+ */
+export function forgeSecret(forge: Forge, seed?: string): string {
+  if (resolvePreset(forge).secretForm === 'whsec') return standardSecret(seed);
+  return seed ?? randomBytes(32).toString('hex');
 }

@@ -56,6 +56,7 @@ export {
   type ForgePreset,
   type ForgeRoute,
   Forges,
+  forgeSecret,
   resolvePreset,
   routeForgeEvent,
   type SignatureScheme,

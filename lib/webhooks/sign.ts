@@ -118,10 +118,12 @@ export function deliveryHeaders(
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   for (const header of preset.eventHeaders) headers[header] = options.name;
   const standard = preset.standardHeaders[0];
+  // A forge with a choice (GitLab) signs the Standard Webhooks way with a signing token (`whsec_`) only.
   const signsStandard =
-    standard !== undefined && (preset.forge !== 'gitlab' || key.startsWith(STANDARD_SECRET_PREFIX));
+    standard !== undefined && (!preset.signingToken || key.startsWith(STANDARD_SECRET_PREFIX));
   if (standard !== undefined && signsStandard) {
-    if (preset.forge === 'gitlab') for (const header of preset.deliveryHeaders) headers[header] = options.id;
+    // Its own delivery headers carry the same id (GitLab's Idempotency-Key equals webhook-id).
+    if (preset.signingToken) for (const header of preset.deliveryHeaders) headers[header] = options.id;
     const timestamp = timestampOf(options.timestamp);
     headers[standard.id] = options.id;
     headers[standard.timestamp] = timestamp;

@@ -220,10 +220,17 @@ export interface EventHandlerOptions<TTransformed = unknown> {
   transform?: Transform<TTransformed>;
   /** Where warnings (unknown event names) and failing `error` handlers are logged. Default `console`. */
   log?: Logger;
+  /**
+   * Whose event names the handlers are registered under (a preset's `eventNames`): `catalogue` warns about a
+   * name the catalogue lacks (a likely typo); `sender`, a Standard Webhooks sender's own names, warns about none.
+   * Default `catalogue`; `new Webhooks()` takes its forge's.
+   */
+  eventNames?: 'catalogue' | 'sender';
 }
 
 /** Options of `new Webhooks()`. */
-export interface WebhooksOptions<TTransformed = unknown> extends EventHandlerOptions<TTransformed> {
+export interface WebhooksOptions<TTransformed = unknown>
+  extends Omit<EventHandlerOptions<TTransformed>, 'eventNames'> {
   /** Secret(s) configured on the forge; several during a rotation (the first signs). Required. */
   secret: Secret;
   /** The forge's preset: header names, signature scheme, event mapping (docs/forges.md). Default `'generic'`. */

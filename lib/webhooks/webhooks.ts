@@ -4,7 +4,7 @@ import { resolveDeliveryOptions } from './delivery-options.js';
 import { WebhookPayloadError, WebhookVerificationError } from './errors.js';
 import { EventHandler } from './event-handler.js';
 import type { EmitterWebhookEventName } from './event-types.js';
-import { routeForgeEvent } from './forges.js';
+import { resolvePreset, routeForgeEvent } from './forges.js';
 import { hmacInput } from './hmac.js';
 import { createNodeMiddleware, type NodeMiddleware } from './middleware.js';
 import { sign } from './sign.js';
@@ -83,7 +83,10 @@ export class Webhooks<TTransformed = unknown> {
     if (options.verifyWith !== undefined) deliveryOptions.verifyWith = options.verifyWith;
     const delivery = resolveDeliveryOptions(deliveryOptions);
 
-    const handlerOptions: EventHandlerOptions<TTransformed> = {};
+    // A Standard Webhooks sender's event names are its own: the catalogue does not list them.
+    const handlerOptions: EventHandlerOptions<TTransformed> = {
+      eventNames: resolvePreset(delivery.forge).eventNames,
+    };
     if (transform !== undefined) handlerOptions.transform = transform;
     if (log !== undefined) handlerOptions.log = log;
     this.#handler = new EventHandler<TTransformed>(handlerOptions);
@@ -111,7 +114,11 @@ export class Webhooks<TTransformed = unknown> {
    */
   sign(payload: SignaturePayload, options?: SignOptions): string {
     const { forge } = this.#config.delivery;
-    return sign(this.#config.delivery.secret, payload, forge === 'generic' ? options : { forge, ...options });
+    return sign(
+      this.#config.delivery.secret,
+      payload,
+      resolvePreset(forge).neutral ? options : { forge, ...options },
+    );
   }
 
   /**
@@ -128,17 +135,17 @@ export class Webhooks<TTransformed = unknown> {
   }
 
   /**
-   * Whether a signature value proves `data` under the instance's forge: `sha256=<hex>` (or, with `allowSha1`,
-   * `sha1=<hex>`); for Gitea and Forgejo also the bare hex; for GitLab the token, compared in constant time.
+   * Whether a signature value proves `data` under the instance's forge's schemes: `sha256=<hex>` (or, with
+   * `allowSha1`, `sha1=<hex>`); the bare hex where the preset has it (Gitea, Forgejo); the token where the preset
+   * sends one (GitLab), compared in constant time.
    */
   #verifies(data: string | Uint8Array, signature: string): boolean {
     const { secret, forge, allowSha1 } = this.#config.delivery;
-    if (forge === 'gitlab') return matchesScheme(secret, 'token', signature, data);
+    const schemes = new Set(resolvePreset(forge).signatures.map(({ scheme }) => scheme));
+    if (schemes.has('token')) return matchesScheme(secret, 'token', signature, data);
     const algorithm = parseSignature(signature)?.algorithm;
     if (algorithm === undefined) {
-      return (
-        (forge === 'gitea' || forge === 'forgejo') && matchesScheme(secret, 'hex-sha256', signature, data)
-      );
+      return schemes.has('hex-sha256') && matchesScheme(secret, 'hex-sha256', signature, data);
     }
     if (algorithm === 'sha1' && !allowSha1) return false;
     return matchesScheme(secret, algorithm, signature, data);
@@ -263,7 +270,7 @@ export class Webhooks<TTransformed = unknown> {
       }
     }
     const { forge } = this.#config.delivery;
-    if (forge === 'generic') return this.#handler.receive({ id, name, payload: parsed });
+    if (resolvePreset(forge).neutral) return this.#handler.receive({ id, name, payload: parsed });
     const route = routeForgeEvent(forge, name, parsed);
     return this.#handler.receive({
       id,

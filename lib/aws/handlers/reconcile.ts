@@ -12,6 +12,7 @@ import type { SSMClient } from '@aws-sdk/client-ssm';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
+import { resolvePreset } from '../../webhooks/index.js';
 import { DeliveryLog } from '../delivery-log/delivery-log.js';
 import { type Env, sdkTimeouts, withoutSdkCallLog } from '../env.js';
 import { DedupeRecords } from '../ingest/dedupe-record.js';
@@ -32,6 +33,12 @@ import { createRecovery } from '../reconcile/recover.js';
 import type { DeliveryLogApi, ReconcileReport } from '../reconcile/types.js';
 import { errorCode } from '../rules.js';
 import type { LoggerLike } from '../types.js';
+
+/** The client of each forge's delivery-log API (the forges whose preset has a `deliveryLog`). */
+const DELIVERY_LOG_APIS = {
+  github: gitHubDeliveryLog,
+  gitlab: gitLabDeliveryLog,
+} as const satisfies Record<ReconcileSourceConfig['forge'], unknown>;
 
 /** Options of {@link createReconcileHandler}; everything defaults to what the Lambda builds for itself. */
 /** The SDK clients of the reconciler, as the other composition roots take theirs. */
@@ -91,7 +98,7 @@ function deliveryLogApi(
           env: deps.env,
         });
   const http = { hook, auth, fetch: deps.fetch, timeoutMs: config.apiTimeoutMs };
-  return source.forge === 'gitlab' ? gitLabDeliveryLog(http) : gitHubDeliveryLog(http);
+  return DELIVERY_LOG_APIS[source.forge](http);
 }
 
 /**
@@ -115,8 +122,11 @@ export function createReconcileHandler(options: ReconcileHandlerOptions = {}): R
   const sources: ReconcileSource[] = config.sources.map((source) => ({
     name: source.name,
     forge: source.forge,
-    // GitHub's GUID is the event's: the hook's id (X-GitHub-Hook-ID) is part of its deliveries' dedupe key.
-    ...(source.forge === 'github' && source.hook.id !== undefined ? { hook: String(source.hook.id) } : {}),
+    // Where the forge names the hook in its deliveries (GitHub's X-GitHub-Hook-ID: its GUID is the event's), the
+    // hook's id is part of their dedupe key.
+    ...(resolvePreset(source.forge).hookHeaders.length > 0 && source.hook.id !== undefined
+      ? { hook: String(source.hook.id) }
+      : {}),
     windowSeconds: source.windowSeconds,
     api: deliveryLogApi(source, config, deps),
   }));

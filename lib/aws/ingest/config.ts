@@ -320,7 +320,7 @@ function parseSource(entry: unknown, index: number): WebhookSourceConfig {
   }
   const verifyWith = text('verifyWith', false);
   if (verifyWith !== undefined) {
-    if (forge !== 'gitlab')
+    if (!resolvePreset(forge).signingToken)
       throw new TypeError(`${label(index, 'verifyWith')} applies to forge "gitlab" only`);
     if (verifyWith !== 'signature' && verifyWith !== 'token') {
       throw new TypeError(`${label(index, 'verifyWith')} must be "signature" or "token"`);

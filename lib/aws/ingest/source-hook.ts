@@ -1,4 +1,4 @@
-import type { Forge } from '../../webhooks/index.js';
+import { type Forge, Forges, resolvePreset } from '../../webhooks/index.js';
 
 /** Where a source's hook lives: a GitHub repository, organization or App hook, a GitLab project or group hook. */
 export type SourceHookKind = 'repo' | 'org' | 'app' | 'project' | 'group';
@@ -33,8 +33,6 @@ const KIND_FIELDS: Record<SourceHookKind, readonly string[]> = {
   project: ['project'],
   group: ['group'],
 };
-const GITHUB_KINDS: readonly SourceHookKind[] = ['repo', 'org', 'app'];
-const DEFAULT_API = { github: 'https://api.github.com', gitlab: 'https://gitlab.com/api/v4' } as const;
 const COMMON = new Set(['kind', 'api', 'id', 'provider']);
 const NAME = /^[A-Za-z0-9_.-]+$/;
 // A GitLab path may nest groups (`group/subgroup/project`).
@@ -49,15 +47,13 @@ export function isLoopbackHost(hostname: string): boolean {
   return hostname === 'localhost' || hostname === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(hostname);
 }
 
-/** The forges whose sources cannot name a hook: they keep no delivery log the reconciler could read. */
-const NO_DELIVERY_LOG: ReadonlySet<Forge> = new Set(['gitea', 'forgejo', 'bitbucket']);
-
 /**
  * Parses a source's `hook` object; `label(field)` names the field in errors (`"FORGEBRIDGE_WEBHOOK_SOURCES[0].hook.id"`).
- * A `TypeError` when it is malformed or its forge has no delivery-log API.
+ * A `TypeError` when it is malformed or its forge has no delivery-log API (its preset's `deliveryLog`).
  */
 export function parseSourceHook(value: unknown, forge: Forge, label: (field?: string) => string): SourceHook {
-  if (NO_DELIVERY_LOG.has(forge)) {
+  const { deliveryLog } = resolvePreset(forge);
+  if (deliveryLog === undefined) {
     throw new TypeError(
       `${label()} cannot be reconciled: ${forge} offers no api to list and redeliver a hook's deliveries (remove "hook")`,
     );
@@ -71,9 +67,8 @@ export function parseSourceHook(value: unknown, forge: Forge, label: (field?: st
     throw new TypeError(`${label('kind')} must be one of "repo", "org", "app", "project", "group"`);
   }
   const hookKind = kind as SourceHookKind;
-  const github = GITHUB_KINDS.includes(hookKind);
-  const wanted = github ? 'github' : 'gitlab';
-  if (forge !== wanted) {
+  if (!deliveryLog.hookKinds.includes(hookKind)) {
+    const wanted = Forges.find((other) => resolvePreset(other).deliveryLog?.hookKinds.includes(hookKind));
     throw new TypeError(
       `${label('kind')} "${hookKind}" is a ${wanted} hook: the source's "forge" must be "${wanted}"`,
     );
@@ -95,7 +90,7 @@ export function parseSourceHook(value: unknown, forge: Forge, label: (field?: st
   };
   const hook: SourceHook = {
     kind: hookKind,
-    api: DEFAULT_API[wanted],
+    api: deliveryLog.api,
     provider: text('provider', /^\S+$/, 'a token-store provider name'),
   };
   if (record.api !== undefined) {

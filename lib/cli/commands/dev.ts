@@ -38,7 +38,11 @@ export function registerDev(program: Command, version: string): void {
         "read and write the delivery headers as this forge sends them (default: the local source's forge, else generic); alone, post to the local source of this forge",
       )
         // The relay forwards one signature value: a Standard Webhooks one needs its id and timestamp headers too.
-        .choices(Forges.filter((forge) => forge !== 'standard' && forge !== 'svix')),
+        .choices(
+          Forges.filter((forge) =>
+            resolvePreset(forge).signatures.some(({ scheme }) => scheme !== 'standard'),
+          ),
+        ),
     )
     .option(
       '--source <name>',

@@ -8,6 +8,7 @@ import {
   forgeOwnSample,
   forgeOwnSampleNames,
   hasOwnShapes,
+  resolvePreset,
 } from '../../webhooks/index.js';
 import { CliError, ExitCodes } from '../errors.js';
 import { type EventName, findSample, forgeSpelling, parseEventName } from '../events.js';
@@ -152,8 +153,8 @@ async function payloadOf(
     }
     return { body: Buffer.from(JSON.stringify(sample.payload), 'utf8'), nativeName: sample.nativeName };
   }
-  // Standard Webhooks payloads name their event in `type` (`issues.opened`): there is no event header.
-  const typed = forge === 'standard' || forge === 'svix';
+  // A Standard Webhooks sender names its event in the payload's `type` (`issues.opened`): no event header.
+  const typed = resolvePreset(forge).eventNames === 'sender';
   if (file === undefined) {
     const sample = findSample(event);
     const payload = typed ? { type: event.full, ...(sample.payload as object) } : sample.payload;

@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
+import { routeCatalogue } from '../../../lib/webhooks/forge-routes.js';
 import {
   type DeliveryRequest,
   deliveryHeaders,
@@ -45,6 +46,12 @@ describe('resolvePreset()', () => {
         { header: 'x-hub-signature', scheme: 'sha1' },
       ],
       standardHeaders: [],
+      neutral: true,
+      eventNames: 'catalogue',
+      secretForm: 'text',
+      signingToken: false,
+      deliveryLog: undefined,
+      route: routeCatalogue,
     });
   });
 

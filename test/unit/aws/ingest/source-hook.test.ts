@@ -59,7 +59,7 @@ describe('a source\'s "hook"', () => {
     expect(withSources([{ name: 's', forge: 'github' }]).sources[0]).not.toHaveProperty('hook');
   });
 
-  it.each(['gitea', 'forgejo', 'bitbucket'])(
+  it.each(['gitea', 'forgejo', 'bitbucket', 'generic', 'standard', 'svix'])(
     'refuses a hook on a %s source: no delivery-log api',
     (forge) => {
       expect(() => hookOf(forge, { kind: 'repo', owner: 'a', repo: 'b', id: 1, provider: 'p' })).toThrow(
@@ -84,7 +84,7 @@ describe('a source\'s "hook"', () => {
         '"FORGEBRIDGE_WEBHOOK_SOURCES[0].hook.kind" "repo" is a github hook: the source\'s "forge" must be "github"',
       ],
       [
-        'generic',
+        'github',
         { kind: 'project' },
         '"FORGEBRIDGE_WEBHOOK_SOURCES[0].hook.kind" "project" is a gitlab hook: the source\'s "forge" must be "gitlab"',
       ],
