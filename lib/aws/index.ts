@@ -61,8 +61,6 @@ export {
   readDeliveryLogConfig,
   readIngestConfig,
   readRedriveConfig,
-  sourceSecretEnv,
-  type WebhookSourceConfig,
 } from './ingest/config.js';
 export { type DeliveryLogMiddlewareOptions, deliveryLog } from './ingest/delivery-log-middleware.js';
 export { buildEventEntry, type EventEntryOptions } from './ingest/event-entry.js';

@@ -10,8 +10,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { type Env, numberEnv } from './env.js';
-import { readDeliveryLogConfig, readIngestConfig, readRedriveConfig } from './ingest/config.js';
+import { readDeliveryLogConfig, readRedriveConfig } from './ingest/config.js';
 import { readReconcileConfig } from './reconcile/config.js';
+import { readWebhookSources, type WebhookSourceConfig } from './stage/webhook-source.js';
 import { readForgeApiConfig, readOAuthClients, readTokenConfig } from './tokens/config.js';
 
 /** The service name every resource name starts with (serverless.yml's `service`). */
@@ -157,8 +158,8 @@ export interface StageConfig {
   origins: Record<StageSettingName, SettingOrigin>;
   /** The alarm thresholds and address, checked. */
   alarms: AlarmSettings;
-  /** The webhook sources the ingest serves, with the SSM parameter each one's secret is read from. */
-  sources: { name: string; secretParameter: string | undefined }[];
+  /** The webhook sources the ingest serves, as it reads them (each with the SSM parameter its secret is read from). */
+  sources: WebhookSourceConfig[];
 }
 
 /** The alarms' settings (docs/operations.md, "Alarms"). */
@@ -280,9 +281,7 @@ export function readStageConfig(options: StageConfigOptions): StageConfig {
   } catch (error) {
     throw withOrigin(error, origins, file);
   }
-  const sources = readIngestConfig({ ...settings, IS_OFFLINE: offline ? 'true' : '' }).sources.map(
-    ({ name, secretParameter }) => ({ name, secretParameter }),
-  );
+  const sources = readWebhookSources(settings);
   return { stage: options.stage, file, settings, origins, alarms, sources };
 }
 
@@ -314,7 +313,7 @@ export function checkStageSettings(
       '"FORGEBRIDGE_FORGE" sets the one default source\'s forge; with "FORGEBRIDGE_WEBHOOK_SOURCES" give each source its "forge" instead',
     );
   }
-  for (const source of readIngestConfig(env).sources) {
+  for (const source of readWebhookSources(env)) {
     const parameter = source.secretParameter;
     if (parameter === undefined ? !options.offline : !SSM_PARAMETER.test(parameter)) {
       throw new TypeError(

@@ -6,7 +6,7 @@ import { SSMClient } from '@aws-sdk/client-ssm';
 import middy from '@middy/core';
 import { DeliveryLog } from '../delivery-log/index.js';
 import { type Env, sdkTimeouts, withoutSdkCallLog } from '../env.js';
-import { type IngestConfig, readIngestConfig, type WebhookSourceConfig } from '../ingest/config.js';
+import { type IngestConfig, readIngestConfig } from '../ingest/config.js';
 import { deliveryLog } from '../ingest/delivery-log-middleware.js';
 import { createIngest, type PublisherLike } from '../ingest/ingest.js';
 import { jsonBody } from '../ingest/json-body.js';
@@ -16,6 +16,7 @@ import { webhookErrors } from '../ingest/webhook-errors.js';
 import { type ForgeWebhookSource, forgeWebhookSources } from '../ingest/webhook-sources.js';
 import { ForgebridgeMetrics } from '../metrics.js';
 import { createSecretsProvider } from '../secrets.js';
+import type { WebhookSourceConfig } from '../stage/webhook-source.js';
 import type { LoggerLike } from '../types.js';
 import { deliveryPath } from './delivery-path.js';
 import { deliveryLogKey, loggerContext } from './observability.js';
@@ -74,12 +75,16 @@ export function createIngestHandler(options: IngestHandlerOptions = {}) {
   const quick = sdkTimeouts(config.requestTimeoutMs);
   const clients = options.clients ?? {};
   let ssm = clients.ssm;
-  const sources = config.sources.map((source) =>
-    webhookSource(source, config, options, () => {
-      ssm ??= withoutSdkCallLog(new SSMClient(quick));
-      return ssm;
-    }),
-  );
+  const client = () => {
+    ssm ??= withoutSdkCallLog(new SSMClient(quick));
+    return ssm;
+  };
+  // Each source as forgeWebhookSources takes it: its name, its delivery options as read, its secret.
+  const sources: ForgeWebhookSource[] = config.sources.map((source) => ({
+    name: source.name,
+    ...source.deliveryOptions,
+    secret: secretOf(source, config, options, client),
+  }));
   const { dynamodb, publisher, queue } = deliveryPath({
     publisher: config.publisher,
     tableName: config.dedupe.tableName,
@@ -109,32 +114,25 @@ export function createIngestHandler(options: IngestHandlerOptions = {}) {
   if (context !== undefined) chain.use(context);
   // First after the logger's context: it sees the request as it came in and, last, the answer given.
   if (log !== undefined || metrics !== undefined) chain.use(deliveryLog({ log, metrics, logger }));
-  chain.use(
-    forgeWebhookSources({
-      sources,
-      allowSha1: config.webhook.allowSha1,
-      maxBodyBytes: config.webhook.maxBodyBytes,
-    }),
-  );
+  chain.use(forgeWebhookSources({ sources }));
   // Verified: every further line carries the delivery id.
   const key = deliveryLogKey(logger, (event: { webhook?: { id?: unknown } }) => event.webhook?.id);
   if (key !== undefined) chain.use(key);
   return chain.use(jsonBody()).use(webhookErrors({ logger }));
 }
 
-function webhookSource(
+/** A source's secret(s): the caller's own, or its SSM parameter (its variable offline), read per delivery. */
+function secretOf(
   source: WebhookSourceConfig,
   config: IngestConfig,
   options: IngestHandlerOptions,
   ssm: () => SSMClient,
-): ForgeWebhookSource {
-  const { name, forge, headers, toleranceSeconds, verifyWith } = source;
-  const base = { name, forge, headers, toleranceSeconds, verifyWith };
-  if (options.sourceSecret !== undefined) return { ...base, secret: options.sourceSecret(source) };
-  if (options.secret !== undefined) return { ...base, secret: options.secret };
+): WebhookSecret {
+  if (options.sourceSecret !== undefined) return options.sourceSecret(source);
+  if (options.secret !== undefined) return options.secret;
   if (source.secretParameter === undefined && !config.offline) {
     throw new TypeError(
-      `webhook source "${name}" has no "secretParameter" (FORGEBRIDGE_WEBHOOK_SOURCES, or FORGEBRIDGE_WEBHOOK_SECRET_PARAMETER for the default source)`,
+      `webhook source "${source.name}" has no "secretParameter" (FORGEBRIDGE_WEBHOOK_SOURCES, or FORGEBRIDGE_WEBHOOK_SECRET_PARAMETER for the default source)`,
     );
   }
   const provider = createSecretsProvider({
@@ -143,5 +141,5 @@ function webhookSource(
     offline: config.offline,
     ...(config.offline ? { env: options.env ?? process.env } : { ssm: ssm() }),
   });
-  return { ...base, secret: () => provider.getSecrets() };
+  return () => provider.getSecrets();
 }

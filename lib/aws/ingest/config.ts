@@ -1,33 +1,10 @@
-import { DEFAULT_TOLERANCE_SECONDS, type Forge, Forges, resolvePreset } from '../../webhooks/index.js';
-import { AwsDefaults } from '../constants.js';
-import { type Env, numberEnv, optionalEnv, requireEnv } from '../env.js';
-import { DEFAULT_SOURCE, isOffline, isSourceName, SOURCE_NAME_RULE } from '../rules.js';
-import { parseSourceHook, type SourceHook } from './source-hook.js';
-
 /**
- * One webhook source: a door `/webhooks/{name}` (`/webhooks` for `default`) with its forge preset and its own
- * secret. An element of `FORGEBRIDGE_WEBHOOK_SOURCES`.
+ * The configuration of the ingest and the retrier, read from their environment; each webhook source through the
+ * source schema's one parser (lib/aws/stage/webhook-source.ts).
  */
-export interface WebhookSourceConfig {
-  /** A source name (`SOURCE_NAME_RULE`): a path segment and part of keys. */
-  name: string;
-  /** The forge preset: header names, signature scheme, event mapping. */
-  forge: Forge;
-  /** SSM parameter holding the source's secret(s). Required unless running offline. */
-  secretParameter: string | undefined;
-  /** Offline only: the environment variable holding the secret(s) (`FORGEBRIDGE_WEBHOOK_SECRET[_<NAME>]`). */
-  secretEnv: string;
-  /** Event and delivery header names overriding the preset's (lowercase). */
-  headers: { event?: string; delivery?: string };
-  /** The forge-side hook whose delivery log the reconciler reads, when the source names one. */
-  hook?: SourceHook;
-  /** Standard Webhooks (`standard`, `svix`, GitLab's signing token): the timestamp tolerance in seconds. */
-  toleranceSeconds?: number | undefined;
-  /** GitLab: require the signing token's signature (`signature`) or the shared token (`token`). */
-  verifyWith?: 'signature' | 'token' | undefined;
-  /** How long this source's dedupe records live (its replay window without a timestamp), in seconds. */
-  dedupeTtlSeconds?: number | undefined;
-}
+import { type Env, numberEnv, optionalEnv, requireEnv } from '../env.js';
+import { isOffline } from '../rules.js';
+import { readWebhookSources, type WebhookSourceConfig } from '../stage/webhook-source.js';
 
 /** The ingest function's configuration, as {@link readIngestConfig} reads it from the environment. */
 export interface IngestConfig {
@@ -49,17 +26,9 @@ export interface IngestConfig {
     lockSeconds: number | undefined;
     ttlSecondsBySource?: Record<string, number> | undefined;
   };
-  /** `forgeWebhook` options but the secret: `FORGEBRIDGE_EVENT_HEADER`, `_DELIVERY_HEADER`, `_ALLOW_SHA1`, `_MAX_BODY_BYTES`. */
-  webhook: {
-    headers: { event?: string; delivery?: string };
-    allowSha1: boolean;
-    maxBodyBytes: number | undefined;
-  };
-  /** SSM parameter holding the webhook secret(s): `FORGEBRIDGE_WEBHOOK_SECRET_PARAMETER`. */
-  secretParameter: string | undefined;
   /**
-   * The webhook sources: `FORGEBRIDGE_WEBHOOK_SOURCES` (a JSON array), or without it the one `default` source
-   * of `FORGEBRIDGE_FORGE` (default `generic`), `FORGEBRIDGE_WEBHOOK_SECRET_PARAMETER` and the header variables.
+   * The webhook sources ({@link readWebhookSources}): `FORGEBRIDGE_WEBHOOK_SOURCES`, or the one `default` source
+   * of `FORGEBRIDGE_FORGE`; each with its verification options (`FORGEBRIDGE_ALLOW_SHA1`, `_MAX_BODY_BYTES` in them).
    */
   sources: WebhookSourceConfig[];
   /** Running offline (`IS_OFFLINE`, serverless-offline): each source's secret comes from its `secretEnv`. */
@@ -106,14 +75,7 @@ export function readDeliveryLogConfig(env: Env = process.env): DeliveryLogConfig
  * required one is missing or a number is not positive, so a misconfigured function fails at its cold start.
  */
 export function readIngestConfig(env: Env = process.env): IngestConfig {
-  const event = optionalEnv('FORGEBRIDGE_EVENT_HEADER', env);
-  const delivery = optionalEnv('FORGEBRIDGE_DELIVERY_HEADER', env);
-  const headers = {
-    ...(event === undefined ? {} : { event: event.toLowerCase() }),
-    ...(delivery === undefined ? {} : { delivery: delivery.toLowerCase() }),
-  };
-  const secretParameter = optionalEnv('FORGEBRIDGE_WEBHOOK_SECRET_PARAMETER', env);
-  const sources = readWebhookSources(env, { secretParameter, headers });
+  const sources = readWebhookSources(env);
   const ttlBySource = sources.filter((source) => source.dedupeTtlSeconds !== undefined);
   return {
     publisher: {
@@ -135,199 +97,11 @@ export function readIngestConfig(env: Env = process.env): IngestConfig {
             ),
           }),
     },
-    webhook: {
-      headers,
-      allowSha1: optionalEnv('FORGEBRIDGE_ALLOW_SHA1', env) !== 'false',
-      maxBodyBytes: numberEnv('FORGEBRIDGE_MAX_BODY_BYTES', env),
-    },
-    secretParameter,
     sources,
     offline: isOffline(env),
     requestTimeoutMs: numberEnv('FORGEBRIDGE_AWS_REQUEST_TIMEOUT_MS', env) ?? 2_000,
     deliveryLog: readDeliveryLogConfig(env),
   };
-}
-
-const SOURCES_VAR = 'FORGEBRIDGE_WEBHOOK_SOURCES';
-const SOURCE_KEYS = new Set([
-  'name',
-  'forge',
-  'secretParameter',
-  'secretEnv',
-  'eventHeader',
-  'deliveryHeader',
-  'hook',
-  'toleranceSeconds',
-  'verifyWith',
-  'dedupeTtlSeconds',
-]);
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-// A header name is an RFC 9110 token.
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-
-/**
- * The offline secret variable of a source: `FORGEBRIDGE_WEBHOOK_SECRET` for `default`, else with the name
- * appended in upper case (`gitlab-acme` -> `FORGEBRIDGE_WEBHOOK_SECRET_GITLAB_ACME`).
- */
-export function sourceSecretEnv(name: string): string {
-  return name === DEFAULT_SOURCE
-    ? AwsDefaults.secretsEnvVar
-    : `${AwsDefaults.secretsEnvVar}_${name.toUpperCase().replaceAll('-', '_')}`;
-}
-
-/**
- * Reads the webhook sources; a `TypeError` naming the variable or the entry's field when one is invalid, so a
- * misconfigured ingest fails at its cold start.
- */
-function readWebhookSources(
-  env: Env,
-  fallback: { secretParameter: string | undefined; headers: WebhookSourceConfig['headers'] },
-): WebhookSourceConfig[] {
-  const raw = optionalEnv(SOURCES_VAR, env);
-  if (raw === undefined) {
-    const forge = optionalEnv('FORGEBRIDGE_FORGE', env) ?? 'generic';
-    if (!(Forges as readonly string[]).includes(forge)) {
-      throw new TypeError(`environment variable "FORGEBRIDGE_FORGE" must be one of ${forgeList()}`);
-    }
-    const only: WebhookSourceConfig = {
-      name: DEFAULT_SOURCE,
-      forge: forge as Forge,
-      secretParameter: fallback.secretParameter,
-      secretEnv: AwsDefaults.secretsEnvVar,
-      headers: fallback.headers,
-    };
-    return checkReplayWindows([only], env, () => '"FORGEBRIDGE_FORGE"');
-  }
-  for (const name of ['FORGEBRIDGE_FORGE', 'FORGEBRIDGE_EVENT_HEADER', 'FORGEBRIDGE_DELIVERY_HEADER']) {
-    // Each source sets its own: a deployment-wide one would silently apply to some sources only.
-    if (optionalEnv(name, env) !== undefined) {
-      throw new TypeError(`environment variable "${name}" cannot be combined with "${SOURCES_VAR}"`);
-    }
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    parsed = undefined;
-  }
-  if (!Array.isArray(parsed) || parsed.length === 0) {
-    throw new TypeError(`environment variable "${SOURCES_VAR}" must be a non-empty json array`);
-  }
-  const sources = parsed.map(parseSource);
-  const seen = new Set<string>();
-  for (const [index, source] of sources.entries()) {
-    if (seen.has(source.name)) throw new TypeError(`${label(index, 'name')} "${source.name}" is repeated`);
-    seen.add(source.name);
-  }
-  return checkReplayWindows(sources, env, (index) => label(index));
-}
-
-/**
- * A signed timestamp is accepted for `toleranceSeconds`; the dedupe record is what refuses the same delivery
- * within that time. A record that expires first lets the same signed delivery in again: refused here, at cold
- * start and at package time alike.
- */
-function checkReplayWindows(
-  sources: WebhookSourceConfig[],
-  env: Env,
-  name: (index: number) => string,
-): WebhookSourceConfig[] {
-  const deploymentTtl = numberEnv('FORGEBRIDGE_DEDUPE_TTL_SECONDS', env) ?? AwsDefaults.dedupeTtlSeconds;
-  for (const [index, source] of sources.entries()) {
-    if (resolvePreset(source.forge).standardHeaders.length === 0 || source.verifyWith === 'token') continue;
-    const tolerance = source.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
-    const ttl = source.dedupeTtlSeconds ?? deploymentTtl;
-    if (tolerance >= ttl) {
-      throw new TypeError(
-        `${name(index)} accepts a signed timestamp for ${tolerance} s but keeps its dedupe record ${ttl} s: the timestamp tolerance ("toleranceSeconds") must be shorter than the dedupe lifetime ("dedupeTtlSeconds" or "FORGEBRIDGE_DEDUPE_TTL_SECONDS"), or a replay is accepted once the record expires`,
-      );
-    }
-  }
-  return sources;
-}
-
-function label(index: number, field?: string): string {
-  return `"${SOURCES_VAR}[${index}]${field === undefined ? '' : `.${field}`}"`;
-}
-
-function forgeList(): string {
-  return Forges.map((forge) => `"${forge}"`).join(', ');
-}
-
-function parseSource(entry: unknown, index: number): WebhookSourceConfig {
-  if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) {
-    throw new TypeError(`${label(index)} must be an object`);
-  }
-  const record = entry as Record<string, unknown>;
-  for (const key of Object.keys(record)) {
-    if (!SOURCE_KEYS.has(key)) throw new TypeError(`${label(index)} has an unknown field "${key}"`);
-  }
-  const text = (key: string, required: boolean): string | undefined => {
-    const value = record[key];
-    if (value === undefined || value === null || value === '') {
-      if (required) throw new TypeError(`${label(index, key)} is required`);
-      return undefined;
-    }
-    if (typeof value !== 'string') throw new TypeError(`${label(index, key)} must be a string`);
-    return value;
-  };
-  const name = text('name', true) as string;
-  if (!isSourceName(name)) throw new TypeError(`${label(index, 'name')} must be ${SOURCE_NAME_RULE}`);
-  const forge = text('forge', false) ?? 'generic';
-  if (!(Forges as readonly string[]).includes(forge)) {
-    throw new TypeError(`${label(index, 'forge')} must be one of ${forgeList()}`);
-  }
-  const secretParameter = text('secretParameter', false);
-  if (secretParameter !== undefined && !secretParameter.startsWith('/')) {
-    throw new TypeError(`${label(index, 'secretParameter')} must be a parameter name starting with "/"`);
-  }
-  const secretEnv = text('secretEnv', false) ?? sourceSecretEnv(name);
-  if (!ENV_NAME.test(secretEnv)) {
-    throw new TypeError(`${label(index, 'secretEnv')} must be an environment variable name`);
-  }
-  const headers: WebhookSourceConfig['headers'] = {};
-  for (const [key, field] of [
-    ['eventHeader', 'event'],
-    ['deliveryHeader', 'delivery'],
-  ] as const) {
-    const header = text(key, false);
-    if (header === undefined) continue;
-    if (!HEADER_NAME.test(header)) throw new TypeError(`${label(index, key)} must be a header name`);
-    headers[field] = header.toLowerCase();
-  }
-  const source: WebhookSourceConfig = { name, forge: forge as Forge, secretParameter, secretEnv, headers };
-  if (record.hook !== undefined) {
-    source.hook = parseSourceHook(record.hook, source.forge, (field) =>
-      label(index, field === undefined ? 'hook' : `hook.${field}`),
-    );
-  }
-  const tolerance = record.toleranceSeconds;
-  if (tolerance !== undefined) {
-    if (typeof tolerance !== 'number' || !Number.isSafeInteger(tolerance) || tolerance <= 0) {
-      throw new TypeError(`${label(index, 'toleranceSeconds')} must be a positive whole number of seconds`);
-    }
-    if (resolvePreset(forge).standardHeaders.length === 0) {
-      throw new TypeError(`${label(index, 'toleranceSeconds')} applies to a signed-timestamp forge only`);
-    }
-    source.toleranceSeconds = tolerance;
-  }
-  const dedupeTtl = record.dedupeTtlSeconds;
-  if (dedupeTtl !== undefined) {
-    if (typeof dedupeTtl !== 'number' || !Number.isSafeInteger(dedupeTtl) || dedupeTtl <= 0) {
-      throw new TypeError(`${label(index, 'dedupeTtlSeconds')} must be a positive whole number of seconds`);
-    }
-    source.dedupeTtlSeconds = dedupeTtl;
-  }
-  const verifyWith = text('verifyWith', false);
-  if (verifyWith !== undefined) {
-    if (!resolvePreset(forge).signingToken)
-      throw new TypeError(`${label(index, 'verifyWith')} applies to forge "gitlab" only`);
-    if (verifyWith !== 'signature' && verifyWith !== 'token') {
-      throw new TypeError(`${label(index, 'verifyWith')} must be "signature" or "token"`);
-    }
-    source.verifyWith = verifyWith;
-  }
-  return source;
 }
 
 /** The retrier's configuration, as {@link readRedriveConfig} reads it from the environment. */

@@ -1,11 +1,6 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyEventV2 } from 'aws-lambda';
-import {
-  type DeliveryHeaderNames,
-  type DeliveryOptions,
-  type Forge,
-  readDelivery,
-} from '../../webhooks/index.js';
+import { type DeliveryOptions, type Forge, readDelivery } from '../../webhooks/index.js';
 import { AwsErrorCodes } from '../constants.js';
 import { AwsBridgeError, IngestError, SecretsError } from '../errors.js';
 import type { PayloadRef } from '../types.js';
@@ -16,23 +11,12 @@ import { describeRefusal, keepRefusal } from './refusal.js';
 /** The webhook secret(s): fixed, or a function giving the current list (rotation, SSM). */
 export type WebhookSecret = string | readonly string[] | (() => Promise<readonly string[]>);
 
-/** Options of {@link forgeWebhook}: the knobs of `readDelivery` from lib/webhooks. */
-export interface ForgeWebhookOptions {
-  /** Secret(s) the forge signs with; a function is called per delivery (cache inside it). Required. */
-  secret: WebhookSecret | undefined;
-  /** The forge's preset: header names, signature scheme, event mapping (docs/forges.md). Default `'generic'`. */
-  forge?: Forge | undefined;
-  /** Header names, over the preset's. Defaults (generic): `x-forge-event`, `x-forge-delivery`, `x-hub-signature-256`, `x-hub-signature`. */
-  headers?: DeliveryHeaderNames | undefined;
-  /** Accept a sha1 signature when it is the only one. Default `true`. */
-  allowSha1?: boolean | undefined;
-  /** Largest body accepted, in bytes. Default 25 MiB (Lambda itself stops at about 6 MB). */
-  maxBodyBytes?: number | undefined;
-  /** Standard Webhooks: seconds the timestamp may be off from now (401 beyond). Default 300. */
-  toleranceSeconds?: number | undefined;
-  /** GitLab: verify only the signing token's signature, or only the shared token. Default: either. */
-  verifyWith?: 'signature' | 'token' | undefined;
-}
+/**
+ * Options of {@link forgeWebhook}: `readDelivery`'s options from lib/webhooks, passed on as they are, with a secret
+ * that may also be a function giving the current list (called per delivery: cache inside it). The secret is
+ * required; the others default as `readDelivery`'s do (the `generic` preset, sha1 accepted, 25 MiB, 300 s).
+ */
+export type ForgeWebhookOptions = Omit<DeliveryOptions, 'secret'> & { secret: WebhookSecret | undefined };
 
 /** What {@link forgeWebhook} puts at `event.webhook`: the verified delivery's id, names and source. */
 export interface ForgeWebhook {
@@ -81,15 +65,6 @@ export type ForgeWebhookEvent<TBody = Record<string, unknown>> = WithBody<
   ingestOutcome?: IngestOutcome | undefined;
 };
 
-const OPTION_KEYS = new Set([
-  'secret',
-  'forge',
-  'headers',
-  'allowSha1',
-  'maxBodyBytes',
-  'toleranceSeconds',
-  'verifyWith',
-]);
 const PROBE = { method: 'GET', headers: {}, body: '' };
 
 /**
@@ -99,7 +74,7 @@ const PROBE = { method: 'GET', headers: {}, body: '' };
  * (`{ id, name }`) and lowercases `event.headers`, so `@middy/http-json-body-parser` can follow it. A refused
  * delivery throws an {@link IngestError} (400, 401, 404, 413, 415) for {@link webhookErrors} to answer.
  *
- * @throws TypeError on construction for a missing secret or an unknown or invalid option.
+ * @throws TypeError on construction for a missing secret or an unknown or invalid option (`readDelivery`'s check).
  * @example
  * ```ts
  * export const handler = middy()
@@ -111,18 +86,9 @@ const PROBE = { method: 'GET', headers: {}, body: '' };
  */
 export function forgeWebhook(options: ForgeWebhookOptions): MiddlewareObj<ForgeWebhookEvent<unknown>> {
   if (options === null || typeof options !== 'object') throw new TypeError('"options" must be an object');
-  for (const key of Object.keys(options)) {
-    if (!OPTION_KEYS.has(key)) throw new TypeError(`unknown option "${key}"`);
-  }
-  const { secret } = options;
+  // The rest goes to readDelivery as it is: it refuses an unknown option or a bad value (the probe below).
+  const { secret, ...base } = options;
   if (secret === undefined) throw new TypeError('"secret" is required');
-  const base: Omit<DeliveryOptions, 'secret'> = {};
-  if (options.forge !== undefined) base.forge = options.forge;
-  if (options.headers !== undefined) base.headers = options.headers;
-  if (options.allowSha1 !== undefined) base.allowSha1 = options.allowSha1;
-  if (options.maxBodyBytes !== undefined) base.maxBodyBytes = options.maxBodyBytes;
-  if (options.toleranceSeconds !== undefined) base.toleranceSeconds = options.toleranceSeconds;
-  if (options.verifyWith !== undefined) base.verifyWith = options.verifyWith;
 
   // readDelivery checks its options once per object: keep one object per secret list.
   let cached: { key: string; options: DeliveryOptions } | undefined;

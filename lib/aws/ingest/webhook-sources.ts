@@ -3,43 +3,26 @@
  * and runs that source's {@link forgeWebhook}.
  */
 import type { MiddlewareObj } from '@middy/core';
-import type { DeliveryHeaderNames, Forge } from '../../webhooks/index.js';
+import type { DeliveryOptions } from '../../webhooks/index.js';
 import { AwsErrorCodes } from '../constants.js';
 import { IngestError } from '../errors.js';
 import { DEFAULT_SOURCE, isSourceName, SOURCE_NAME_RULE } from '../rules.js';
 import type { ApiGatewayEvent } from './api-gateway.js';
-import {
-  type ForgeWebhookEvent,
-  type ForgeWebhookOptions,
-  forgeWebhook,
-  type WebhookSecret,
-} from './middleware.js';
+import { type ForgeWebhookEvent, type ForgeWebhookOptions, forgeWebhook } from './middleware.js';
 
-/** One source of {@link forgeWebhookSources}: its name, forge preset and secret. */
-export interface ForgeWebhookSource {
+/** One source of {@link forgeWebhookSources}: its name and its {@link forgeWebhook} options, secret included. */
+export type ForgeWebhookSource = ForgeWebhookOptions & {
   /** The path segment of `/webhooks/{source}`; `default` is the source of `/webhooks`. */
   name: string;
-  /** Secret(s) of this source; a function is called per delivery (cache inside it). Required. */
-  secret: WebhookSecret | undefined;
-  /** The forge's preset. Default `'generic'`. */
-  forge?: Forge | undefined;
-  /** Header names, over the preset's. */
-  headers?: DeliveryHeaderNames | undefined;
-  /** Standard Webhooks: this source's timestamp tolerance in seconds. Default 300. */
-  toleranceSeconds?: number | undefined;
-  /** GitLab: require the signing token's signature, or the shared token. Default: either. */
-  verifyWith?: 'signature' | 'token' | undefined;
-}
+};
 
-/** Options of {@link forgeWebhookSources}. */
-export interface ForgeWebhookSourcesOptions {
-  /** The sources, each with a unique name. */
+/**
+ * Options of {@link forgeWebhookSources}: the sources, each with a unique name, and the options every source takes
+ * unless it sets its own (`allowSha1`, `maxBodyBytes`).
+ */
+export type ForgeWebhookSourcesOptions = Pick<DeliveryOptions, 'allowSha1' | 'maxBodyBytes'> & {
   sources: readonly ForgeWebhookSource[];
-  /** Accept a sha1 signature when it is the only one (every source). Default `true`. */
-  allowSha1?: boolean | undefined;
-  /** Largest body accepted, in bytes (every source). Default 25 MiB. */
-  maxBodyBytes?: number | undefined;
-}
+};
 
 // A Function URL has no route: its path is read the way the HTTP API route reads it.
 const SOURCE_PATH = /^\/webhooks\/([^/]+)\/?$/;
@@ -59,20 +42,16 @@ export function forgeWebhookSources(
   if (!Array.isArray(options.sources) || options.sources.length === 0) {
     throw new TypeError('"sources" must be a non-empty array');
   }
+  const { sources, ...shared } = options;
   const bySource = new Map<string, MiddlewareObj<ForgeWebhookEvent<unknown>>>();
-  for (const [index, source] of options.sources.entries()) {
+  for (const [index, source] of sources.entries()) {
     if (!isSourceName(source?.name)) {
       throw new TypeError(`"sources[${index}].name" must be ${SOURCE_NAME_RULE}`);
     }
     if (bySource.has(source.name)) throw new TypeError(`"sources[${index}].name" is repeated`);
-    const webhookOptions: ForgeWebhookOptions = { secret: source.secret };
-    if (source.forge !== undefined) webhookOptions.forge = source.forge;
-    if (source.headers !== undefined) webhookOptions.headers = source.headers;
-    if (source.toleranceSeconds !== undefined) webhookOptions.toleranceSeconds = source.toleranceSeconds;
-    if (source.verifyWith !== undefined) webhookOptions.verifyWith = source.verifyWith;
-    if (options.allowSha1 !== undefined) webhookOptions.allowSha1 = options.allowSha1;
-    if (options.maxBodyBytes !== undefined) webhookOptions.maxBodyBytes = options.maxBodyBytes;
-    bySource.set(source.name, forgeWebhook(webhookOptions));
+    // A source's own options over the shared ones, handed on as they are.
+    const { name, ...webhook } = source;
+    bySource.set(name, forgeWebhook({ ...shared, ...webhook }));
   }
   return {
     before: async (request) => {

@@ -1,7 +1,7 @@
 /**
  * A stage's settings (`config/<stage>.yml`, the environment over it, the defaults), checked by the functions' own
- * configuration readers: lib/aws's third entry, SDK-free, for `forgebridge config` and infra/config.cjs. It loads
- * the YAML parser and those readers, which lib/aws/core does not.
+ * configuration readers, and the webhook-source schema with its one parser: lib/aws's third entry, SDK-free, for
+ * `forgebridge config` and infra/config.cjs. It loads the YAML parser and those readers, which lib/aws/core does not.
  */
 export {
   type AlarmSettings,
@@ -17,3 +17,9 @@ export {
   stageConfigPath,
   stageDefaults,
 } from '../stage-config.js';
+export {
+  readWebhookSources,
+  type SourceDeliveryOptions,
+  sourceSecretEnv,
+  type WebhookSourceConfig,
+} from './webhook-source.js';

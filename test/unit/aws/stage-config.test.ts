@@ -34,7 +34,9 @@ describe('readStageConfig', () => {
     // No bucket name: CloudFormation names the bucket, since bucket names are global.
     expect(config.settings.FORGEBRIDGE_BUCKET).toBe('');
     expect(new Set(Object.values(config.origins))).toEqual(new Set(['default']));
-    expect(config.sources).toEqual([{ name: 'default', secretParameter: '/forgebridge/dev/webhook-secret' }]);
+    expect(config.sources).toMatchObject([
+      { name: 'default', secretParameter: '/forgebridge/dev/webhook-secret' },
+    ]);
   });
 
   it('reads the file: scalars as text, the sources list as the JSON the functions read', () => {
@@ -62,8 +64,8 @@ describe('readStageConfig', () => {
     // A null value leaves the default.
     expect(config.origins.FORGEBRIDGE_EVENT_HEADER).toBe('default');
     expect(config.alarms.email).toBe('ops@example.com');
-    expect(config.sources).toEqual([
-      { name: 'github', secretParameter: '/forgebridge/prod/webhook-secret/github' },
+    expect(config.sources).toMatchObject([
+      { name: 'github', forge: 'github', secretParameter: '/forgebridge/prod/webhook-secret/github' },
     ]);
   });
 
@@ -142,7 +144,7 @@ describe('readStageConfig', () => {
 
   it('runs offline without secret parameters: the local stack reads each secret from the environment', () => {
     stageFile('local', 'FORGEBRIDGE_WEBHOOK_SOURCES:\n  - { name: github, forge: github }\n');
-    expect(readStageConfig({ stage: 'local', dir, env: {}, offline: true }).sources).toEqual([
+    expect(readStageConfig({ stage: 'local', dir, env: {}, offline: true }).sources).toMatchObject([
       { name: 'github', secretParameter: undefined },
     ]);
   });

@@ -53,7 +53,15 @@ describe('forgebridge config', () => {
     );
     const local = await run(['--stage', 'local', '--json']);
     expect(local.code).toBe(0);
-    expect(JSON.parse(local.stdout).sources).toEqual([{ name: 'gitlab' }]);
+    // Each source as the ingest reads it: its forge, its offline variable and its delivery options, no secret.
+    expect(JSON.parse(local.stdout).sources).toEqual([
+      {
+        name: 'gitlab',
+        forge: 'gitlab',
+        secretEnv: 'FORGEBRIDGE_WEBHOOK_SECRET_GITLAB',
+        deliveryOptions: { allowSha1: true, forge: 'gitlab' },
+      },
+    ]);
   });
 
   it('stops with exit 2 and one line naming the setting and the file, never a value from a secret key', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readDeliveryLogConfig, readIngestConfig } from '../../../../lib/aws/index.js';
+import { readDelivery } from '../../../../lib/webhooks/index.js';
 
 const required = { FORGEBRIDGE_BUS_NAME: 'bus', FORGEBRIDGE_DEDUPE_TABLE: 'dedupe' };
 
@@ -14,15 +15,13 @@ describe('readIngestConfig()', () => {
         budgetMs: undefined,
       },
       dedupe: { tableName: 'dedupe', ttlSeconds: undefined, lockSeconds: undefined },
-      webhook: { headers: {}, allowSha1: true, maxBodyBytes: undefined },
-      secretParameter: undefined,
       sources: [
         {
           name: 'default',
           forge: 'generic',
           secretParameter: undefined,
           secretEnv: 'FORGEBRIDGE_WEBHOOK_SECRET',
-          headers: {},
+          deliveryOptions: { allowSha1: true, forge: 'generic' },
         },
       ],
       offline: false,
@@ -56,24 +55,51 @@ describe('readIngestConfig()', () => {
         budgetMs: 12_000,
       },
       dedupe: { tableName: 'dedupe', ttlSeconds: 60, lockSeconds: 29 },
-      webhook: {
-        headers: { event: 'x-github-event', delivery: 'x-github-delivery' },
-        allowSha1: false,
-        maxBodyBytes: 5000,
-      },
-      secretParameter: '/forgebridge/dev/webhook-secret',
+      // The one source's delivery options: readDelivery's, the deployment-wide settings in them.
       sources: [
         {
           name: 'default',
           forge: 'generic',
           secretParameter: '/forgebridge/dev/webhook-secret',
           secretEnv: 'FORGEBRIDGE_WEBHOOK_SECRET',
-          headers: { event: 'x-github-event', delivery: 'x-github-delivery' },
+          deliveryOptions: {
+            forge: 'generic',
+            headers: { event: 'x-github-event', delivery: 'x-github-delivery' },
+            allowSha1: false,
+            maxBodyBytes: 5000,
+          },
         },
       ],
       offline: false,
       requestTimeoutMs: 10_000,
     });
+  });
+
+  it("gives each source readDelivery's options as they are: the secret is all the ingest adds", () => {
+    const { sources } = readIngestConfig({
+      ...required,
+      FORGEBRIDGE_ALLOW_SHA1: 'false',
+      FORGEBRIDGE_MAX_BODY_BYTES: '4096',
+      FORGEBRIDGE_WEBHOOK_SOURCES: JSON.stringify([
+        { name: 'gh', forge: 'github', eventHeader: 'X-Event', deliveryHeader: 'X-Id' },
+        { name: 'gl', forge: 'gitlab', verifyWith: 'signature', toleranceSeconds: 60 },
+        { name: 'pay', forge: 'standard', toleranceSeconds: 120 },
+      ]),
+    });
+    for (const source of sources) {
+      // readDelivery refuses an unknown or invalid option with a TypeError before it reads the request.
+      const result = readDelivery(
+        { method: 'GET', headers: {}, body: '' },
+        { ...source.deliveryOptions, secret: 's' },
+      );
+      expect(result, source.name).toMatchObject({ ok: false, status: 404 });
+      expect(source.deliveryOptions).toMatchObject({
+        allowSha1: false,
+        maxBodyBytes: 4096,
+        forge: source.forge,
+      });
+    }
+    expect(sources[0]?.deliveryOptions.headers).toEqual({ event: 'x-event', delivery: 'x-id' });
   });
 
   it('throws a TypeError naming a missing variable or a number that is not positive', () => {

@@ -48,7 +48,7 @@ describe('readIngestConfig(): webhook sources', () => {
         forge: 'gitlab',
         secretParameter: '/forgebridge/dev/webhook-secret',
         secretEnv: 'FORGEBRIDGE_WEBHOOK_SECRET',
-        headers: {},
+        deliveryOptions: { allowSha1: true, forge: 'gitlab' },
       },
     ]);
   });
@@ -67,21 +67,21 @@ describe('readIngestConfig(): webhook sources', () => {
         forge: 'github',
         secretParameter: '/forgebridge/dev/webhook-secret',
         secretEnv: 'FORGEBRIDGE_WEBHOOK_SECRET',
-        headers: {},
+        deliveryOptions: { allowSha1: true, forge: 'github' },
       },
       {
         name: 'gitlab-acme',
         forge: 'gitlab',
         secretParameter: '/forgebridge/dev/gitlab-acme',
         secretEnv: 'FORGEBRIDGE_WEBHOOK_SECRET_GITLAB_ACME',
-        headers: {},
+        deliveryOptions: { allowSha1: true, forge: 'gitlab' },
       },
       {
         name: 'ci',
         forge: 'generic',
         secretParameter: '/ci',
         secretEnv: 'CI_SECRET',
-        headers: { event: 'x-ci-event' },
+        deliveryOptions: { allowSha1: true, forge: 'generic', headers: { event: 'x-ci-event' } },
       },
     ]);
   });
@@ -181,7 +181,7 @@ function sourcesChain() {
       forgeWebhookSources({
         sources: Object.keys(SECRETS).map((name) => ({
           name,
-          forge: FORGES[name],
+          forge: FORGES[name] as Forge,
           secret: async () => {
             reads.push(name);
             return [SECRETS[name] as string];

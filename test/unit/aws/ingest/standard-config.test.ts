@@ -18,19 +18,17 @@ describe('readIngestConfig(): Standard Webhooks sources', () => {
         { name: 'gitlab', forge: 'gitlab', verifyWith: 'signature', toleranceSeconds: 600 },
       ]),
     );
-    expect(
-      sources.map(({ name, forge, toleranceSeconds, verifyWith }) => ({
-        name,
-        forge,
-        toleranceSeconds,
-        verifyWith,
-      })),
-    ).toEqual([
-      { name: 'payments', forge: 'standard', toleranceSeconds: 120, verifyWith: undefined },
-      { name: 'svix', forge: 'svix', toleranceSeconds: undefined, verifyWith: undefined },
-      { name: 'gitlab', forge: 'gitlab', toleranceSeconds: 600, verifyWith: 'signature' },
+    // Each source's delivery options, as readDelivery takes them (the deployment's allowSha1 in them).
+    expect(sources.map(({ name, deliveryOptions }) => ({ name, deliveryOptions }))).toEqual([
+      { name: 'payments', deliveryOptions: { allowSha1: true, forge: 'standard', toleranceSeconds: 120 } },
+      { name: 'svix', deliveryOptions: { allowSha1: true, forge: 'svix' } },
+      {
+        name: 'gitlab',
+        deliveryOptions: { allowSha1: true, forge: 'gitlab', verifyWith: 'signature', toleranceSeconds: 600 },
+      },
     ]);
-    expect(Object.hasOwn(sources[1] as object, 'toleranceSeconds')).toBe(false);
+    expect(Object.hasOwn(sources[1]?.deliveryOptions as object, 'toleranceSeconds')).toBe(false);
+    expect(sources.map((source) => source.forge)).toEqual(['standard', 'svix', 'gitlab']);
   });
 
   it.each([
