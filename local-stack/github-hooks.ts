@@ -4,7 +4,6 @@
 // deliveries). Answers follow GitHub's REST description (`@octokit/openapi`: `hook`, `org-hook`, `validation-error`)
 // and refuse what GitHub refuses: a hook without `config.url`, a name other than `web`, a content type other than
 // `json` / `form`, a second hook on one URL (422 Validation Failed), an unknown hook (404).
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** A hook's settings as GitHub keeps them (the secret in clear here, `********` in every answer). */
@@ -236,7 +235,5 @@ export function gitHubHooks(context: GitHubHooksContext) {
     route,
     /** The hooks created through the API, by path: tests plant misconfigurations here. */
     webHooks,
-    /** A new delivery id for a ping. */
-    guid: () => randomUUID(),
   };
 }

@@ -128,13 +128,3 @@ function networkReason(error: unknown): string {
   }
   return 'request failed';
 }
-
-/** The `rel="next"` URL of a `Link` header, as a path under `api`; `undefined` on the last page or elsewhere. */
-export function nextPage(link: string | null, api: string): string | undefined {
-  const next = link
-    ?.split(',')
-    .map((part) => /<([^>]+)>;\s*rel="next"/.exec(part)?.[1])
-    .find((url) => url !== undefined);
-  if (next === undefined || !next.startsWith(api)) return undefined;
-  return next.slice(api.length);
-}

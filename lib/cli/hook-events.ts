@@ -130,8 +130,3 @@ export function gitLabTriggers(routed: RoutedEvents): string[] {
   for (const event of routed.events) for (const flag of GITLAB_TRIGGERS[event] ?? []) triggers.add(flag);
   return GITLAB_ALL_TRIGGERS.filter((flag) => triggers.has(flag));
 }
-
-/** The routed events GitLab cannot send (no trigger delivers them), for a warning. */
-export function gitLabUnsendable(routed: RoutedEvents): string[] {
-  return routed.all ? [] : routed.events.filter((event) => GITLAB_TRIGGERS[event] === undefined);
-}

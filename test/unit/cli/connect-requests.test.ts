@@ -20,12 +20,7 @@ import {
   testRequest,
   updateRequest,
 } from '../../../lib/cli/forge-hooks.js';
-import {
-  gitHubEvents,
-  gitLabTriggers,
-  gitLabUnsendable,
-  routedEvents,
-} from '../../../lib/cli/hook-events.js';
+import { gitHubEvents, gitLabTriggers, routedEvents } from '../../../lib/cli/hook-events.js';
 
 const URL_ = 'https://abc.lambda-url.eu-west-1.on.aws/webhooks/github';
 const wanted = { url: URL_, secret: 's3cr3t', events: ['issues', 'push'] };
@@ -294,7 +289,6 @@ functions:
     expect(routedEvents(yml, 'gitea').all === false && routedEvents(yml, 'gitea')).toMatchObject({
       events: ['issues', 'pull_request', 'push', 'release'],
     });
-    expect(gitLabUnsendable({ all: false, events: ['star', 'push'] })).toEqual(['star']);
   });
 });
 
