@@ -116,7 +116,7 @@ function metricAlarms(context) {
         id: 'badSignatures',
         label: 'deliveries with a bad signature',
         key: 'deliveries',
-        where: " WHERE Verdict = 'bad_signature'",
+        where: ` WHERE ${context.dimensions.verdict} = 'bad_signature'`,
         threshold: settings.signatureFailures,
         period: 300,
       },
@@ -247,6 +247,7 @@ function graph(
 
 function dashboardBody(context, alarmIds) {
   const { metrics } = context;
+  const { source, verdict, outcome, function: fn } = context.dimensions;
   // A metric printed without dimensions of its own, as a graph row: its namespace, name and dimension pairs.
   const own = (key, stat, options = {}) => {
     const { Namespace, MetricName, Dimensions = [] } = metric(context, key);
@@ -279,14 +280,14 @@ function dashboardBody(context, alarmIds) {
     },
     graph(
       'Deliveries by outcome',
-      [query(insights(context, 'deliveries', ' GROUP BY Outcome'), 'byOutcome')],
+      [query(insights(context, 'deliveries', ` GROUP BY ${outcome}`), 'byOutcome')],
       { stacked: true, y: 3, x: 0 },
     ),
     graph(
       'Refused deliveries by verdict and source',
       [
         query(
-          insights(context, 'deliveries', " WHERE Verdict != 'verified' GROUP BY Verdict, Source"),
+          insights(context, 'deliveries', ` WHERE ${verdict} != 'verified' GROUP BY ${verdict}, ${source}`),
           'byVerdict',
         ),
       ],
@@ -314,7 +315,7 @@ function dashboardBody(context, alarmIds) {
     ),
     graph(
       'Subscriber outcomes',
-      [query(insights(context, 'subscriberOutcome', ' GROUP BY Function, Outcome'), 'bySubscriber')],
+      [query(insights(context, 'subscriberOutcome', ` GROUP BY ${fn}, ${outcome}`), 'bySubscriber')],
       { stacked: true, y: 15, x: 0 },
     ),
     graph(
