@@ -13,7 +13,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
-  writeFileSync,
+  statSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -41,8 +41,21 @@ export interface CfnTemplate {
 /** The packaged template and where it lies. */
 export interface PackagedTemplate {
   template: CfnTemplate;
-  /** The template file (in the run's folder, or in a temp dir removed when the process ends). */
+  /** The template file, in {@link PackagedTemplate.dir}. */
   file: string;
+  /**
+   * What `osls package` wrote: the template and each function's zip (in the run's folder, or in a temp dir removed
+   * when the process ends).
+   */
+  dir: string;
+}
+
+/** The template's name in a package folder. */
+const TEMPLATE_FILE = 'cloudformation-template-update-stack.json';
+
+function readPackage(dir: string): PackagedTemplate {
+  const file = join(dir, TEMPLATE_FILE);
+  return { template: JSON.parse(readFileSync(file, 'utf8')) as CfnTemplate, file, dir };
 }
 
 /**
@@ -64,12 +77,13 @@ export function oslsEnv(home: string, workFolder: string): NodeJS.ProcessEnv {
 }
 
 /**
- * Every file that shapes the template: serverless.yml, infra/, config/, the local stage's recorder and the metric
+ * Every file that shapes the template of `stage`: serverless.yml, infra/, the stage's own config/<stage>.yml (not the
+ * other stage files: a test may keep one of its own there for a while), the local stage's recorder and the metric
  * definitions infra/monitoring.cjs builds the alarms from.
  */
-function inputsDigest(): string {
+function inputsDigest(stage: string): string {
   const hash = createHash('sha256');
-  const files = ['serverless.yml', 'local-stack/recorder.yml', 'lib/aws/constants.ts'];
+  const files = ['serverless.yml', 'local-stack/recorder.yml', 'lib/aws/constants.ts', `config/${stage}.yml`];
   const walk = (dir: string) => {
     if (!existsSync(dir)) return;
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -79,7 +93,6 @@ function inputsDigest(): string {
     }
   };
   walk(join(root, 'infra'));
-  walk(join(root, 'config'));
   for (const file of files.sort()) {
     hash.update(`${file}\0`);
     if (existsSync(join(root, file))) hash.update(readFileSync(join(root, file)));
@@ -89,7 +102,7 @@ function inputsDigest(): string {
 }
 
 /**
- * The template of `stage`, packaged now or earlier in this run.
+ * The package of `stage` (its template and zips), made now or earlier in this run.
  *
  * @example
  * ```ts
@@ -101,41 +114,68 @@ export async function packagedTemplate(stage: string): Promise<PackagedTemplate>
   const kept =
     runDir === undefined || runDir === ''
       ? undefined
-      : join(runDir, 'templates', `${stage}-${inputsDigest()}.json`);
-  if (kept !== undefined && existsSync(kept)) {
-    return { template: JSON.parse(readFileSync(kept, 'utf8')) as CfnTemplate, file: kept };
-  }
+      : join(runDir, 'packages', `${stage}-${inputsDigest(stage)}`);
+  if (kept !== undefined && existsSync(kept)) return readPackage(kept);
 
-  const dir = mkdtempSync(join(tmpdir(), 'forgebridge-packaged-'));
-  const workFolder = `.esbuild/packaged-${randomBytes(4).toString('hex')}`;
-  const home = join(dir, 'home');
+  // One package per stage and run: the first file to ask packages, the others (other workers) wait for its folder.
+  const release = kept === undefined ? undefined : await lockPackage(kept);
   try {
-    await run(
-      join(root, 'node_modules/.bin/osls'),
-      ['package', '--package', join(dir, 'out'), '--stage', stage],
-      {
-        cwd: root,
-        env: oslsEnv(home, workFolder),
-        timeout: 150_000,
-      },
-    );
-    const text = readFileSync(join(dir, 'out/cloudformation-template-update-stack.json'), 'utf8');
-    let file: string;
-    if (kept === undefined) {
-      file = join(mkdtempSync(join(tmpdir(), 'forgebridge-template-')), 'template.json');
-      const folder = join(file, '..');
-      process.once('exit', () => rmSync(folder, { recursive: true, force: true }));
-    } else {
-      mkdirSync(join(kept, '..'), { recursive: true });
-      file = kept;
-    }
-    // Whole or not at all: another file of the run may read it at any moment.
-    const partial = `${file}.${process.pid}.partial`;
-    writeFileSync(partial, text);
-    renameSync(partial, file);
-    return { template: JSON.parse(text) as CfnTemplate, file };
+    if (kept !== undefined && existsSync(kept)) return readPackage(kept);
+    return await packageNow(stage, kept);
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    release?.();
+  }
+}
+
+/** How long one `osls package` may take. */
+const PACKAGE_TIMEOUT_MS = 150_000;
+
+/**
+ * Takes the lock of a kept package (a folder beside it: making one is atomic), waiting while another worker holds it.
+ * A lock older than a package may take is taken over (its holder died).
+ */
+async function lockPackage(kept: string): Promise<() => void> {
+  const lock = `${kept}.lock`;
+  mkdirSync(join(kept, '..'), { recursive: true });
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      return () => rmSync(lock, { recursive: true, force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    if (existsSync(kept)) return () => {};
+    const since = statSync(lock, { throwIfNoEntry: false })?.mtimeMs;
+    if (since !== undefined && Date.now() - since > PACKAGE_TIMEOUT_MS) {
+      rmSync(lock, { recursive: true, force: true });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+/** Runs `osls package` for `stage` into `kept` (whole or not at all), or into a temp dir without one. */
+async function packageNow(stage: string, kept: string | undefined): Promise<PackagedTemplate> {
+  const scratch = mkdtempSync(join(tmpdir(), 'forgebridge-packaged-'));
+  const workFolder = `.esbuild/packaged-${randomBytes(4).toString('hex')}`;
+  // Beside its final place (one file system, so the rename is atomic): another file may look for it at any moment.
+  const out = kept === undefined ? join(scratch, 'out') : `${kept}.${process.pid}.partial`;
+  try {
+    await run(join(root, 'node_modules/.bin/osls'), ['package', '--package', out, '--stage', stage], {
+      cwd: root,
+      env: oslsEnv(join(scratch, 'home'), workFolder),
+      timeout: PACKAGE_TIMEOUT_MS,
+    });
+    if (kept === undefined) {
+      const dir = mkdtempSync(join(tmpdir(), 'forgebridge-package-'));
+      renameSync(out, join(dir, 'out'));
+      process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+      return readPackage(join(dir, 'out'));
+    }
+    renameSync(out, kept);
+    return readPackage(kept);
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+    if (kept !== undefined) rmSync(out, { recursive: true, force: true });
     rmSync(join(root, workFolder), { recursive: true, force: true });
   }
 }

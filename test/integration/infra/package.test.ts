@@ -11,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MetricDefinitions, MetricNames } from '../../../lib/aws/index.js';
-import { oslsEnv } from '../../helpers/packaged-template.js';
+import { oslsEnv, packagedTemplate } from '../../helpers/packaged-template.js';
 
 const root = new URL('../../../', import.meta.url).pathname;
 const run = promisify(execFile);
@@ -49,6 +49,8 @@ let home: string;
 /** Runs the project's osls with the test's environment (and `extra`). */
 let osls: (args: string[], extra?: NodeJS.ProcessEnv) => Promise<{ stdout: string; stderr: string }>;
 let template: Template;
+/** The `ci` stage's package folder: the template and each function's zip. */
+let out: string;
 let resources: Record<string, Resource>;
 /** The template packaged with the HTTP API on (FORGEBRIDGE_HTTP_API=true). */
 let withHttpApi: Template;
@@ -103,15 +105,17 @@ beforeAll(async () => {
     });
   const print = async (stageArgs: string[]) =>
     JSON.parse((await osls(['print', ...stageArgs, '--path', 'functions', '--format', 'json'])).stdout);
-  const [, defaultStage, localStage, printedResources] = await Promise.all([
-    osls(['package', '--package', join(dir, 'out'), '--stage', 'ci']),
+  // The `ci` stage's package is the run's one (test/helpers/packaged-template.ts): cdk-nag and the IAM test read it too.
+  const [packaged, defaultStage, localStage, printedResources] = await Promise.all([
+    packagedTemplate('ci'),
     print([]),
     print(['--stage', 'local']),
     osls(['print', '--stage', 'ci', '--path', 'resources', '--format', 'json'], CONFIGURED),
   ]);
   printed = { default: defaultStage, local: localStage };
   configured = JSON.parse(printedResources.stdout);
-  template = JSON.parse(readFileSync(join(dir, 'out/cloudformation-template-update-stack.json'), 'utf8'));
+  out = packaged.dir;
+  template = packaged.template as unknown as Template;
   resources = template.Resources;
   // After the others: two packages at once on a small machine run into osls' timeout.
   await osls(['package', '--package', join(dir, 'out-http-api'), '--stage', 'ci'], {
@@ -1061,7 +1065,7 @@ describe('osls package: alarms, their topic and the dashboard', () => {
     const configuredFile = join(dir, 'configured-template.json');
     writeFileSync(configuredFile, JSON.stringify(merged));
     const [packaged, httpApi, withVariables] = await Promise.all([
-      cfnLint(join(dir, 'out/cloudformation-template-update-stack.json')),
+      cfnLint(join(out, 'cloudformation-template-update-stack.json')),
       cfnLint(join(dir, 'out-http-api/cloudformation-template-update-stack.json')),
       cfnLint(configuredFile),
     ]);
@@ -1085,7 +1089,7 @@ const BUNDLE_ENV = {
 describe('osls package: a function as it is deployed', () => {
   it('runs the packaged ingest (its own minified bundle, unzipped) as Lambda would: 401 for a wrong signature, 400 without a delivery id', async () => {
     const unpacked = join(dir, 'ingest-unpacked');
-    await run('python3', ['-m', 'zipfile', '-e', join(dir, 'out/ingest.zip'), unpacked]);
+    await run('python3', ['-m', 'zipfile', '-e', join(out, 'ingest.zip'), unpacked]);
     const bundle = join(unpacked, 'functions/ingest/handler.mjs');
     // No AWS call is reached: a refused delivery is answered before the dedupe table or the bus.
     const runner = `
@@ -1130,7 +1134,7 @@ describe('osls package: a function as it is deployed', () => {
     for (const [key, definition] of Object.entries(printed.default)) {
       const resource = functionNamed(key);
       const unpacked = join(dir, `unpacked-${key}`);
-      await run('python3', ['-m', 'zipfile', '-e', join(dir, `out/${key}.zip`), unpacked]);
+      await run('python3', ['-m', 'zipfile', '-e', join(out, `${key}.zip`), unpacked]);
       const [module, exported] = [
         definition.handler.slice(0, definition.handler.lastIndexOf('.')),
         definition.handler.slice(definition.handler.lastIndexOf('.') + 1),
