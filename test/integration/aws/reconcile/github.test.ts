@@ -5,28 +5,16 @@
 // the stand-in sends is validated against GitHub's REST description (@octokit/openapi) after each test.
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { S3Client } from '@aws-sdk/client-s3';
-import { createRemoteJWKSet, jwtVerify } from 'jose';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createReconcileHandler,
-  DeliveryLog,
-  type EventPublisher,
-  resolveDelivery,
-} from '../../../../lib/aws/index.js';
+import { jwtVerify } from 'jose';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createReconcileHandler, DeliveryLog, resolveDelivery } from '../../../../lib/aws/index.js';
 import type { SourceHook } from '../../../../lib/aws/ingest/source-hook.js';
 import { gitHubDeliveryLog } from '../../../../lib/aws/reconcile/github.js';
 import { type ReconcileOptions, reconcile } from '../../../../lib/aws/reconcile/reconcile.js';
 import { createRecovery } from '../../../../lib/aws/reconcile/recover.js';
-import {
-  type AuthorizationServer,
-  DEFAULT_CLIENT,
-  FORGE_API_RESOURCE,
-  startAuthorizationServer,
-} from '../../../../local-stack/authorization-server.js';
-import { createTables } from '../../../../local-stack/dynamodb.js';
-import { type GitHubDeliveries, startGitHubDeliveries } from '../../../../local-stack/github-deliveries.js';
+import { DEFAULT_CLIENT } from '../../../../local-stack/authorization-server.js';
+import { startGitHubDeliveries } from '../../../../local-stack/github-deliveries.js';
 import { startInspector } from '../../../../local-stack/inspector/server.js';
-import { type LocalS3, startS3 } from '../../../../local-stack/s3.js';
 import { useDynamoDbLocal } from '../../../helpers/aws-local.js';
 import {
   gitHubOperationId,
@@ -35,14 +23,11 @@ import {
 } from '../../../helpers/github-openapi.js';
 import { inspectorFetch } from '../../../helpers/inspector.js';
 import {
-  busPublisher,
   counts,
   localStoreAuth,
   localTokenEntry,
-  type RecordingBus,
   reconcileStores,
-  sourceIngest,
-  startRecordingBus,
+  useReconcileRig,
 } from '../../../helpers/reconcile-rig.js';
 import { recordingLogger } from '../../../helpers/recording-logger.js';
 
@@ -53,78 +38,47 @@ const APP_ID = '4242';
 /** The GitHub App whose hook is `/app/hook`: the stand-in checks its JWT with the app's public key. */
 const appKeys = generateKeyPairSync('rsa', { modulusLength: 2048 });
 
-let bus: RecordingBus;
 const BUCKET = 'reconcile-claims';
-let s3: LocalS3;
-let publisher: EventPublisher;
-let authServer: AuthorizationServer;
-let forge: GitHubDeliveries;
 /** Tokens the stand-in no longer accepts (an expired token). */
 const revoked = new Set<string>();
-/** The ingest's state: `down` answers 503 without taking the delivery. */
-const ingestState = { down: false };
-let tables: { dedupe: string; tokens: string; deliveries: string };
 
-beforeAll(async () => {
-  bus = await startRecordingBus();
-  authServer = await startAuthorizationServer();
-  const jwks = createRemoteJWKSet(new URL(authServer.jwksUri));
-  const { dedupe, tokens } = await ddb.tables();
-  tables = { dedupe, tokens, deliveries: `deliveries-${randomUUID().slice(0, 8)}` };
-  await createTables(ddb.endpoint, { deliveries: tables.deliveries });
-
-  s3 = await startS3({ buckets: [BUCKET] });
-  publisher = busPublisher(bus.url, s3, BUCKET);
-  // The ingest as the function builds it, with one GitHub source `acme`.
-  const ingest = sourceIngest({
-    client: ddb.client(),
-    dedupeTable: dedupe,
-    source: 'acme',
-    forge: 'github',
-    secret: SECRET,
-    publisher,
-  });
-
-  forge = await startGitHubDeliveries({
-    accepts: async (token) => {
-      if (revoked.has(token)) return false;
-      try {
-        await jwtVerify(token, appKeys.publicKey, { issuer: APP_ID, algorithms: ['RS256'] });
-        return true;
-      } catch {
-        // Not the app's JWT: an OAuth access token, checked below.
-      }
-      try {
-        await jwtVerify(token, jwks, { issuer: authServer.issuer, audience: FORGE_API_RESOURCE });
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    send: async ({ headers, body }) => (ingestState.down ? 503 : ingest(headers, body)),
-  });
-  forge.addHook(HOOK_PATH, SECRET);
-}, 60_000);
-
-afterAll(async () => {
-  await forge?.close();
-  await authServer?.stop();
-  await s3?.stop();
-  await bus?.close();
+const rig = useReconcileRig({
+  ddb,
+  bucket: BUCKET,
+  source: 'acme',
+  forge: 'github',
+  secret: SECRET,
+  startForge: async ({ send, isAccessToken }) => {
+    const forge = await startGitHubDeliveries({
+      accepts: async (token) => {
+        if (revoked.has(token)) return false;
+        try {
+          await jwtVerify(token, appKeys.publicKey, { issuer: APP_ID, algorithms: ['RS256'] });
+          return true;
+        } catch {
+          // Not the app's JWT: an OAuth access token.
+          return isAccessToken(token);
+        }
+      },
+      send,
+    });
+    forge.addHook(HOOK_PATH, SECRET);
+    return forge;
+  },
 });
 
 afterEach(() => {
   // The stand-in stays honest: every answer it gave conforms to GitHub's description.
-  const errors = forge.responses
+  const errors = rig.forge.responses
     .filter((response) => response.fault === undefined)
     .flatMap(gitHubResponseErrors);
   expect(errors).toEqual([]);
 });
 
 const hook: SourceHook = { kind: 'repo', api: '', id: 77, provider: 'local', owner: 'acme', repo: 'web' };
-const deliveryLog = () => new DeliveryLog({ client: ddb.client(), tableName: tables.deliveries });
+const deliveryLog = () => new DeliveryLog({ client: ddb.client(), tableName: rig.tables.deliveries });
 
-const localAuth = () => localStoreAuth(authServer.issuer, ddb.documentClient(), tables.tokens);
+const localAuth = () => localStoreAuth(rig.authServer.issuer, ddb.documentClient(), rig.tables.tokens);
 
 function run(options: Partial<ReconcileOptions> = {}) {
   const auth = localAuth();
@@ -136,10 +90,10 @@ function run(options: Partial<ReconcileOptions> = {}) {
         // As the handler gives it: the hook's id, which GitHub sends as X-GitHub-Hook-ID (part of the dedupe key).
         hook: String(hook.id),
         windowSeconds: 3 * 24 * 60 * 60,
-        api: gitHubDeliveryLog({ hook: { ...hook, api: forge.url }, auth }),
+        api: gitHubDeliveryLog({ hook: { ...hook, api: rig.forge.url }, auth }),
       },
     ],
-    ...reconcileStores(() => ddb.client(), tables.dedupe, 3),
+    ...reconcileStores(() => ddb.client(), rig.tables.dedupe, 3),
     deliveryLog: deliveryLog(),
     ...options,
   });
@@ -147,12 +101,12 @@ function run(options: Partial<ReconcileOptions> = {}) {
 
 /** A fresh stand-in hook log: each test starts with no attempts. */
 function resetHook() {
-  forge.addHook(HOOK_PATH, SECRET);
-  forge.redeliveries.length = 0;
-  forge.faults.down = false;
-  forge.faults.malformed = false;
-  forge.faults.rateLimitAfter = undefined;
-  bus.clear();
+  rig.forge.addHook(HOOK_PATH, SECRET);
+  rig.forge.redeliveries.length = 0;
+  rig.forge.faults.down = false;
+  rig.forge.faults.malformed = false;
+  rig.forge.faults.rateLimitAfter = undefined;
+  rig.bus.clear();
 }
 
 const payload = (n: number) => ({
@@ -176,13 +130,13 @@ describe('reconcile() with a GitHub repository hook', () => {
     const late: string[] = [];
     const recovered: string[] = [];
     for (let n = 0; n < 250; n += 1)
-      ok.push((await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(n), at: at(n) })).guid);
+      ok.push((await rig.forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(n), at: at(n) })).guid);
     for (let n = 0; n < 30; n += 1) {
       // Never reached us: timed out before our side answered, or the gateway answered 502 / 413-less 5xx.
       const statusCode = n % 3 === 0 ? 0 : n % 3 === 1 ? 502 : 503;
       lost.push(
         (
-          await forge.deliver(HOOK_PATH, {
+          await rig.forge.deliver(HOOK_PATH, {
             event: 'issues',
             payload: payload(1000 + n),
             statusCode,
@@ -194,7 +148,7 @@ describe('reconcile() with a GitHub repository hook', () => {
     for (let n = 0; n < 10; n += 1) {
       late.push(
         (
-          await forge.deliver(HOOK_PATH, {
+          await rig.forge.deliver(HOOK_PATH, {
             event: 'issues',
             payload: payload(2000 + n),
             answeredLate: true,
@@ -204,13 +158,13 @@ describe('reconcile() with a GitHub repository hook', () => {
       );
     }
     for (let n = 0; n < 5; n += 1) {
-      const first = await forge.deliver(HOOK_PATH, {
+      const first = await rig.forge.deliver(HOOK_PATH, {
         event: 'issues',
         payload: payload(3000 + n),
         statusCode: 500,
         at: at(500 + n),
       });
-      await forge.deliver(HOOK_PATH, {
+      await rig.forge.deliver(HOOK_PATH, {
         event: 'issues',
         payload: payload(3000 + n),
         guid: first.guid,
@@ -219,11 +173,11 @@ describe('reconcile() with a GitHub repository hook', () => {
       });
       recovered.push(first.guid);
     }
-    expect(forge.hooks.get(HOOK_PATH)?.attempts).toHaveLength(300);
+    expect(rig.forge.hooks.get(HOOK_PATH)?.attempts).toHaveLength(300);
     const { logger, lines } = recordingLogger();
 
     const first = await run({ logger });
-    await forge.settled();
+    await rig.forge.settled();
     expect(first).toEqual({
       sources: 1,
       listed: 300,
@@ -240,9 +194,9 @@ describe('reconcile() with a GitHub repository hook', () => {
       bySource: { acme: { failedAtForge: 30, redelivered: 30, recovered: 0 } },
     });
     // Three pages of 100 through the Link header's cursor.
-    expect(forge.responses.filter((response) => response.operation === 'list')).toHaveLength(3);
-    expect([...forge.redeliveries].sort()).toEqual([...lost].sort());
-    const onBus = counts(bus.received);
+    expect(rig.forge.responses.filter((response) => response.operation === 'list')).toHaveLength(3);
+    expect([...rig.forge.redeliveries].sort()).toEqual([...lost].sort());
+    const onBus = counts(rig.bus.received);
     for (const guid of [...ok, ...lost, ...late, ...recovered]) expect(onBus.get(guid), guid).toBe(1);
     expect(onBus.size).toBe(295);
     expect((await logged('late', started - 1000)).sort()).toEqual([...late].sort());
@@ -252,7 +206,7 @@ describe('reconcile() with a GitHub repository hook', () => {
     ]);
 
     const second = await run();
-    await forge.settled();
+    await rig.forge.settled();
     expect(second).toMatchObject({
       listed: 330,
       failed: 10,
@@ -261,21 +215,21 @@ describe('reconcile() with a GitHub repository hook', () => {
       redelivered: 0,
       errors: 0,
     });
-    expect(forge.redeliveries).toHaveLength(30);
-    expect(bus.received).toHaveLength(295);
+    expect(rig.forge.redeliveries).toHaveLength(30);
+    expect(rig.bus.received).toHaveLength(295);
   });
 
   it("two hooks share GUIDs (two Apps on one URL): each hook's failed delivery is redelivered once, judged under its own hook", async () => {
     resetHook();
     const OTHER_PATH = '/repos/acme/web/hooks/78';
-    forge.addHook(OTHER_PATH, SECRET);
+    rig.forge.addHook(OTHER_PATH, SECRET);
     const started = Date.now();
     const at = (n: number) => started - 60 * 60 * 1000 + n * 1000;
     // G1: hook 77's delivery reached us, hook 78's never did. Judged by the GUID alone, 78's would pass for ours
     // and be lost; judged under its hook, it is redelivered.
     const g1 = randomUUID();
-    await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(1), guid: g1, at: at(1) });
-    await forge.deliver(OTHER_PATH, {
+    await rig.forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(1), guid: g1, at: at(1) });
+    await rig.forge.deliver(OTHER_PATH, {
       event: 'issues',
       payload: payload(1),
       guid: g1,
@@ -284,21 +238,21 @@ describe('reconcile() with a GitHub repository hook', () => {
     });
     // G2: neither reached us.
     const g2 = randomUUID();
-    await forge.deliver(HOOK_PATH, {
+    await rig.forge.deliver(HOOK_PATH, {
       event: 'issues',
       payload: payload(2),
       guid: g2,
       statusCode: 0,
       at: at(3),
     });
-    await forge.deliver(OTHER_PATH, {
+    await rig.forge.deliver(OTHER_PATH, {
       event: 'issues',
       payload: payload(2),
       guid: g2,
       statusCode: 503,
       at: at(4),
     });
-    expect(counts(bus.received).get(g1)).toBe(1);
+    expect(counts(rig.bus.received).get(g1)).toBe(1);
 
     const auth = localAuth();
     const source = (id: number) => ({
@@ -306,16 +260,16 @@ describe('reconcile() with a GitHub repository hook', () => {
       forge: 'github',
       hook: String(id),
       windowSeconds: 3 * 24 * 60 * 60,
-      api: gitHubDeliveryLog({ hook: { ...hook, id, api: forge.url }, auth }),
+      api: gitHubDeliveryLog({ hook: { ...hook, id, api: rig.forge.url }, auth }),
     });
     const both = () =>
       reconcile({
         sources: [source(77), source(78)],
-        ...reconcileStores(() => ddb.client(), tables.dedupe, 3),
+        ...reconcileStores(() => ddb.client(), rig.tables.dedupe, 3),
         deliveryLog: deliveryLog(),
       });
     const first = await both();
-    await forge.settled();
+    await rig.forge.settled();
     expect(first).toMatchObject({
       sources: 2,
       listed: 4,
@@ -325,15 +279,15 @@ describe('reconcile() with a GitHub repository hook', () => {
       skipped: 0,
     });
     // One redelivery per failed hook delivery: g1 once (hook 78), g2 twice (77 and 78).
-    expect([...forge.redeliveries].sort()).toEqual([g1, g2, g2].sort());
-    const onBus = counts(bus.received);
+    expect([...rig.forge.redeliveries].sort()).toEqual([g1, g2, g2].sort());
+    const onBus = counts(rig.bus.received);
     expect(onBus.get(g1)).toBe(2);
     expect(onBus.get(g2)).toBe(2);
     // A later run lists each redelivery as a success and asks for nothing.
     const second = await both();
-    await forge.settled();
+    await rig.forge.settled();
     expect(second).toMatchObject({ listed: 7, failed: 0, redelivered: 0 });
-    expect(counts(bus.received).get(g2)).toBe(2);
+    expect(counts(rig.bus.received).get(g2)).toBe(2);
   });
 
   it('the ingest down while the forge sends 500 deliveries, the forge never redelivering: one run recovers them, 0 lost, 0 doubled', async () => {
@@ -341,55 +295,57 @@ describe('reconcile() with a GitHub repository hook', () => {
     const guids: string[] = [];
     for (let n = 0; n < 500; n += 1) {
       // The middle 200 arrive while the ingest answers 503.
-      ingestState.down = n >= 150 && n < 350;
-      guids.push((await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(n) })).guid);
+      rig.ingest.down = n >= 150 && n < 350;
+      guids.push((await rig.forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(n) })).guid);
     }
-    ingestState.down = false;
-    expect(counts(bus.received).size).toBe(300);
+    rig.ingest.down = false;
+    expect(counts(rig.bus.received).size).toBe(300);
     const report = await run({ maxRedeliveries: 500 });
-    await forge.settled();
+    await rig.forge.settled();
     expect(report).toMatchObject({ listed: 500, failed: 200, redelivered: 200, alreadyOurs: 0, errors: 0 });
-    const onBus = counts(bus.received);
+    const onBus = counts(rig.bus.received);
     expect(guids.filter((guid) => onBus.get(guid) !== 1)).toEqual([]);
-    expect(bus.received).toHaveLength(500);
+    expect(rig.bus.received).toHaveLength(500);
   });
 
   it('redelivers at most "maxRedeliveries" per run and the rest on the next run, never one twice', async () => {
     resetHook();
     for (let n = 0; n < 12; n += 1)
-      await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(n), statusCode: 0 });
+      await rig.forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(n), statusCode: 0 });
     expect(await run({ maxRedeliveries: 5 })).toMatchObject({ failed: 12, redelivered: 5, skipped: 7 });
-    await forge.settled();
+    await rig.forge.settled();
     expect(await run({ maxRedeliveries: 5 })).toMatchObject({ failed: 7, redelivered: 5, skipped: 2 });
-    await forge.settled();
+    await rig.forge.settled();
     expect(await run({ maxRedeliveries: 5 })).toMatchObject({ failed: 2, redelivered: 2, skipped: 0 });
-    await forge.settled();
-    expect(new Set(forge.redeliveries).size).toBe(12);
-    expect(forge.redeliveries).toHaveLength(12);
-    expect(counts(bus.received).size).toBe(12);
-    expect(bus.received).toHaveLength(12);
+    await rig.forge.settled();
+    expect(new Set(rig.forge.redeliveries).size).toBe(12);
+    expect(rig.forge.redeliveries).toHaveLength(12);
+    expect(counts(rig.bus.received).size).toBe(12);
+    expect(rig.bus.received).toHaveLength(12);
   });
 
   it('a wrong secret (every delivery 401) then the right one: the run after the fix redelivers them', async () => {
     resetHook();
-    forge.addHook(HOOK_PATH, 'the-old-secret');
+    rig.forge.addHook(HOOK_PATH, 'the-old-secret');
     const guids: string[] = [];
     for (let n = 0; n < 20; n += 1)
-      guids.push((await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(n) })).guid);
-    expect(forge.hooks.get(HOOK_PATH)?.attempts.every((attempt) => attempt.status_code === 401)).toBe(true);
-    expect(bus.received).toEqual([]);
-    (forge.hooks.get(HOOK_PATH) as { secret: string }).secret = SECRET;
+      guids.push((await rig.forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(n) })).guid);
+    expect(rig.forge.hooks.get(HOOK_PATH)?.attempts.every((attempt) => attempt.status_code === 401)).toBe(
+      true,
+    );
+    expect(rig.bus.received).toEqual([]);
+    (rig.forge.hooks.get(HOOK_PATH) as { secret: string }).secret = SECRET;
     expect(await run()).toMatchObject({ failed: 20, redelivered: 20 });
-    await forge.settled();
-    expect([...bus.received].sort()).toEqual([...guids].sort());
+    await rig.forge.settled();
+    expect([...rig.bus.received].sort()).toEqual([...guids].sort());
   });
 
   it('stops on a rate limit mid-run and resumes on the next run', async () => {
     resetHook();
     for (let n = 0; n < 10; n += 1)
-      await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(n), statusCode: 502 });
+      await rig.forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(n), statusCode: 502 });
     // The list and three redeliveries, then 403 with x-ratelimit-remaining: 0.
-    forge.faults.rateLimitAfter = 4;
+    rig.forge.faults.rateLimitAfter = 4;
     const { logger, lines } = recordingLogger();
     const limited = await run({ logger });
     expect(limited).toMatchObject({ failed: 10, redelivered: 3, skipped: 7, errors: 0, rateLimited: true });
@@ -399,21 +355,21 @@ describe('reconcile() with a GitHub repository hook', () => {
       source: 'acme',
       retryAfterSeconds: expect.any(Number),
     });
-    forge.faults.rateLimitAfter = undefined;
-    await forge.settled();
+    rig.forge.faults.rateLimitAfter = undefined;
+    await rig.forge.settled();
     // The one refused mid-call was claimed: it waits for its backoff, like any redelivery asked.
     const resumed = await run();
     expect(resumed).toMatchObject({ failed: 7, redelivered: 6, skipped: 1, rateLimited: false });
-    await forge.settled();
-    expect(new Set(forge.redeliveries).size).toBe(9);
-    expect(forge.redeliveries).toHaveLength(9);
+    await rig.forge.settled();
+    expect(new Set(rig.forge.redeliveries).size).toBe(9);
+    expect(rig.forge.redeliveries).toHaveLength(9);
   });
 
   it('ends normally with the error logged when the API is down, and redelivers nothing on a malformed answer', async () => {
     resetHook();
     for (let n = 0; n < 3; n += 1)
-      await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(n), statusCode: 0 });
-    forge.faults.down = true;
+      await rig.forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(n), statusCode: 0 });
+    rig.forge.faults.down = true;
     const { logger, lines } = recordingLogger();
     expect(await run({ logger })).toMatchObject({ listed: 0, redelivered: 0, errors: 1, rateLimited: false });
     expect(lines.find((line) => line.message === 'reconcile of a source failed')).toMatchObject({
@@ -424,14 +380,14 @@ describe('reconcile() with a GitHub repository hook', () => {
         error: `GET ${HOOK_PATH}/deliveries failed: 503 "Service Unavailable"`,
       },
     });
-    forge.faults.down = false;
-    forge.faults.malformed = true;
+    rig.forge.faults.down = false;
+    rig.forge.faults.malformed = true;
     const malformed = await run({ logger });
     expect(malformed).toMatchObject({ listed: 0, failed: 0, redelivered: 0, errors: 1 });
     expect(lines.at(-2)?.fields).toMatchObject({ errorCode: 'forge_malformed' });
-    expect(forge.redeliveries).toEqual([]);
+    expect(rig.forge.redeliveries).toEqual([]);
     // The broken answer is one GitHub's description refuses: the validator sees the drift.
-    const broken = forge.responses.filter((response) => response.fault === 'malformed');
+    const broken = rig.forge.responses.filter((response) => response.fault === 'malformed');
     expect(broken).toHaveLength(1);
     expect(gitHubResponseErrors(broken[0] as (typeof broken)[number])).toContain(
       `GET ${HOOK_PATH}/deliveries?per_page=100 200: /0 must have required property 'guid'`,
@@ -441,13 +397,13 @@ describe('reconcile() with a GitHub repository hook', () => {
   it('renews a token that expired mid-run once, and goes on', async () => {
     resetHook();
     for (let n = 0; n < 4; n += 1)
-      await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(n), statusCode: 0 });
-    const before = authServer.tokenRequests('client_credentials');
-    const answersBefore = forge.responses.length;
+      await rig.forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(n), statusCode: 0 });
+    const before = rig.authServer.tokenRequests('client_credentials');
+    const answersBefore = rig.forge.responses.length;
     // The second redelivery finds the token expired: the forge stops accepting it.
     let calls = 0;
     const auth = localAuth();
-    const api = gitHubDeliveryLog({ hook: { ...hook, api: forge.url }, auth });
+    const api = gitHubDeliveryLog({ hook: { ...hook, api: rig.forge.url }, auth });
     const expiring = {
       ...api,
       list: api.list.bind(api),
@@ -461,17 +417,21 @@ describe('reconcile() with a GitHub repository hook', () => {
       sources: [{ name: 'acme', forge: 'github', windowSeconds: 259_200, api: expiring }],
     });
     expect(report).toMatchObject({ failed: 4, redelivered: 4, errors: 0 });
-    expect(authServer.tokenRequests('client_credentials') - before).toBe(1);
-    expect(forge.responses.slice(answersBefore).filter((response) => response.status === 401)).toHaveLength(
-      1,
-    );
+    expect(rig.authServer.tokenRequests('client_credentials') - before).toBe(1);
+    expect(
+      rig.forge.responses.slice(answersBefore).filter((response) => response.status === 401),
+    ).toHaveLength(1);
   });
 
   it('runs from the environment alone through createReconcileHandler: a repository hook with the token store, an App hook with the app JWT', async () => {
     resetHook();
-    forge.addHook('/app/hook', SECRET);
-    const repoLost = await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(1), statusCode: 0 });
-    const appLost = await forge.deliver('/app/hook', {
+    rig.forge.addHook('/app/hook', SECRET);
+    const repoLost = await rig.forge.deliver(HOOK_PATH, {
+      event: 'issues',
+      payload: payload(1),
+      statusCode: 0,
+    });
+    const appLost = await rig.forge.deliver('/app/hook', {
       event: 'issues',
       payload: payload(2),
       statusCode: 504,
@@ -480,20 +440,20 @@ describe('reconcile() with a GitHub repository hook', () => {
     const variables = {
       IS_OFFLINE: 'true',
       FORGEBRIDGE_BUS_NAME: 'forge',
-      FORGEBRIDGE_DEDUPE_TABLE: tables.dedupe,
-      FORGEBRIDGE_TOKEN_TABLE: tables.tokens,
-      FORGEBRIDGE_DELIVERIES_TABLE: tables.deliveries,
+      FORGEBRIDGE_DEDUPE_TABLE: rig.tables.dedupe,
+      FORGEBRIDGE_TOKEN_TABLE: rig.tables.tokens,
+      FORGEBRIDGE_DELIVERIES_TABLE: rig.tables.deliveries,
       FORGEBRIDGE_OAUTH_CLIENTS: JSON.stringify([
-        localTokenEntry(authServer.issuer),
-        { kind: 'github_app', provider: 'app', appId: APP_ID, installationId: 1, apiUrl: forge.url },
+        localTokenEntry(rig.authServer.issuer),
+        { kind: 'github_app', provider: 'app', appId: APP_ID, installationId: 1, apiUrl: rig.forge.url },
       ]),
       FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret,
       FORGEBRIDGE_GITHUB_APP_PRIVATE_KEY: appKeys.privateKey
         .export({ type: 'pkcs8', format: 'pem' })
         .toString(),
       FORGEBRIDGE_WEBHOOK_SOURCES: JSON.stringify([
-        { name: 'acme', forge: 'github', hook: { ...hook, api: forge.url } },
-        { name: 'acme-app', forge: 'github', hook: { kind: 'app', provider: 'app', api: forge.url } },
+        { name: 'acme', forge: 'github', hook: { ...hook, api: rig.forge.url } },
+        { name: 'acme-app', forge: 'github', hook: { kind: 'app', provider: 'app', api: rig.forge.url } },
       ]),
     };
     const counted: unknown[] = [];
@@ -505,17 +465,17 @@ describe('reconcile() with a GitHub repository hook', () => {
     });
     const dry = await handler({ dryRun: true });
     expect(dry).toMatchObject({ sources: 2, failed: 2, redelivered: 2, dryRun: true });
-    expect(forge.redeliveries).toEqual([]);
+    expect(rig.forge.redeliveries).toEqual([]);
     expect(await handler({ sourceName: 'acme-app' })).toMatchObject({
       sources: 1,
       failed: 1,
       redelivered: 1,
     });
-    expect(forge.redeliveries).toEqual([appLost.guid]);
+    expect(rig.forge.redeliveries).toEqual([appLost.guid]);
     expect(await handler(undefined)).toMatchObject({ sources: 2, failed: 1, redelivered: 1, skipped: 0 });
-    await forge.settled();
-    expect([...forge.redeliveries].sort()).toEqual([repoLost.guid, appLost.guid].sort());
-    expect(bus.received).toContain(repoLost.guid);
+    await rig.forge.settled();
+    expect([...rig.forge.redeliveries].sort()).toEqual([repoLost.guid, appLost.guid].sort());
+    expect(rig.bus.received).toContain(repoLost.guid);
     expect(lines.filter((line) => line.message === 'reconcile run')).toHaveLength(3);
     // Per source and run, the dry run counting nothing: the metrics the failed-at-forge alarm reads.
     expect(counted).toEqual([
@@ -528,19 +488,19 @@ describe('reconcile() with a GitHub repository hook', () => {
   it('publishes a 12 MB delivery (the forge recorded 413) once through the claim check from the API payload, and a subscriber receives it', async () => {
     resetHook();
     const big = { ...payload(7), blob: 'x'.repeat(12 * 1024 * 1024) };
-    const attempt = await forge.deliver(HOOK_PATH, { event: 'issues', payload: big, statusCode: 413 });
+    const attempt = await rig.forge.deliver(HOOK_PATH, { event: 'issues', payload: big, statusCode: 413 });
     const recover = createRecovery({
-      publisher,
-      dedupe: { client: ddb.client(), tableName: tables.dedupe },
+      publisher: rig.publisher,
+      dedupe: { client: ddb.client(), tableName: rig.tables.dedupe },
       deliveryLog: deliveryLog(),
     });
     // Without a recovery it is never redelivered into the same 413.
     expect(await run()).toMatchObject({ failed: 1, redelivered: 0, recovered: 0, skipped: 1 });
     const first = await run({ recover });
     expect(first).toMatchObject({ failed: 1, redelivered: 0, recovered: 1, errors: 0 });
-    expect(forge.redeliveries).toEqual([]);
-    expect(bus.received).toEqual([attempt.guid]);
-    const detail = JSON.parse(bus.details[0] as string) as Record<string, unknown>;
+    expect(rig.forge.redeliveries).toEqual([]);
+    expect(rig.bus.received).toEqual([attempt.guid]);
+    const detail = JSON.parse(rig.bus.details[0] as string) as Record<string, unknown>;
     expect(detail).toMatchObject({
       delivery: attempt.guid,
       event: 'issues',
@@ -550,7 +510,7 @@ describe('reconcile() with a GitHub repository hook', () => {
       verified: 'forge-api',
       payloadRef: { bucket: BUCKET, bytes: Buffer.byteLength(JSON.stringify(big)) },
     });
-    const received = await resolveDelivery({ detail }, { s3: new S3Client(s3.clientConfig) });
+    const received = await resolveDelivery({ detail }, { s3: new S3Client(rig.s3.clientConfig) });
     expect(received.payload).toEqual(big);
     const rows = await deliveryLog().list({ status: 'recovered', source: 'acme', limit: 10 });
     expect(rows.records.map((row) => [row.deliveryId, row.verdict, row.reason])).toEqual([
@@ -559,24 +519,24 @@ describe('reconcile() with a GitHub repository hook', () => {
     // Exactly once: a later run finds the dedupe record completed.
     const second = await run({ recover });
     expect(second).toMatchObject({ failed: 1, alreadyOurs: 1, late: 0, recovered: 0 });
-    expect(bus.received).toHaveLength(1);
-    expect(forge.responses.filter((response) => response.operation === 'get')).toHaveLength(1);
+    expect(rig.bus.received).toHaveLength(1);
+    expect(rig.forge.responses.filter((response) => response.operation === 'get')).toHaveLength(1);
   }, 60_000);
 
   it('backs off a redelivery that failed again, then gives it up near the end of the forge window with the metric line', async () => {
     resetHook();
-    const lost = await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(1), statusCode: 0 });
-    ingestState.down = true;
+    const lost = await rig.forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(1), statusCode: 0 });
+    rig.ingest.down = true;
     const t0 = Date.now();
     // A short window (1000 s) and backoff (600 s): the second try would be the last within the window.
     const source = (api: ReturnType<typeof gitHubDeliveryLog>) => [
       { name: 'acme', forge: 'github', windowSeconds: 1_000, api },
     ];
     const auth = localAuth();
-    const api = gitHubDeliveryLog({ hook: { ...hook, api: forge.url }, auth });
+    const api = gitHubDeliveryLog({ hook: { ...hook, api: rig.forge.url }, auth });
     try {
       expect(await run({ sources: source(api), now: () => t0 })).toMatchObject({ failed: 1, redelivered: 1 });
-      await forge.settled();
+      await rig.forge.settled();
       // The redelivery failed again (503): within its backoff nothing is asked.
       expect(await run({ sources: source(api), now: () => t0 + 300_000 })).toMatchObject({
         failed: 1,
@@ -611,9 +571,9 @@ describe('reconcile() with a GitHub repository hook', () => {
         gaveUp: 0,
         skipped: 1,
       });
-      expect(forge.redeliveries).toEqual([lost.guid]);
+      expect(rig.forge.redeliveries).toEqual([lost.guid]);
     } finally {
-      ingestState.down = false;
+      rig.ingest.down = false;
     }
   });
 
@@ -650,12 +610,12 @@ describe('reconcile() with a GitHub repository hook', () => {
 
   it("the stand-in refuses with a 400, as GitHub's description declares, each list parameter outside its range, and filters by status", async () => {
     resetHook();
-    await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(1), statusCode: 502 });
-    await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(2), statusCode: 302 });
-    await forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(3), statusCode: 0 });
+    await rig.forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(1), statusCode: 502 });
+    await rig.forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(2), statusCode: 302 });
+    await rig.forge.deliver(HOOK_PATH, { event: 'issues', payload: payload(3), statusCode: 0 });
     const token = (await localAuth().authorization()).slice('Bearer '.length);
     const list = async (query: string) => {
-      const answer = await fetch(`${forge.url}${HOOK_PATH}/deliveries?${query}`, {
+      const answer = await fetch(`${rig.forge.url}${HOOK_PATH}/deliveries?${query}`, {
         headers: { authorization: `Bearer ${token}` },
       });
       return {
@@ -677,7 +637,7 @@ describe('reconcile() with a GitHub repository hook', () => {
 
   it("covers the three hook-delivery operations of GitHub's description and only the query parameters it declares", () => {
     const operations = new Set(
-      forge.responses
+      rig.forge.responses
         .filter((response) => response.operation !== 'error')
         .map((response) => gitHubOperationId(response.path, response.method)),
     );
@@ -689,8 +649,8 @@ describe('reconcile() with a GitHub repository hook', () => {
       'repos/redeliver-webhook-delivery',
     ]);
     const declared = gitHubQueryParameters(`${HOOK_PATH}/deliveries`, 'GET');
-    for (const response of forge.responses.filter((r) => r.operation === 'list')) {
-      for (const name of new URL(response.path, forge.url).searchParams.keys())
+    for (const response of rig.forge.responses.filter((r) => r.operation === 'list')) {
+      for (const name of new URL(response.path, rig.forge.url).searchParams.keys())
         expect(declared).toContain(name);
     }
   });

@@ -1,42 +1,20 @@
-// The reconciler against the GitLab webhook-event stand-in (local-stack/gitlab-events.ts), DynamoDB Local, the
-// local authorization server (oidc-provider: the hook's token comes from the token store) and the real ingest
-// in-process: the stand-in sends each delivery and each resend, with the hook's secret token, into the ingest,
-// which publishes onto a bus of ours on 127.0.0.1 that records every entry by `detail.delivery`. Every answer
-// the stand-in sends is validated against GitLab's documented webhook-event fields after each test.
-import { randomUUID } from 'node:crypto';
 import { S3Client } from '@aws-sdk/client-s3';
-import { createRemoteJWKSet, jwtVerify } from 'jose';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createReconcileHandler,
-  DeliveryLog,
-  type EventPublisher,
-  resolveDelivery,
-} from '../../../../lib/aws/index.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createReconcileHandler, DeliveryLog, resolveDelivery } from '../../../../lib/aws/index.js';
 import type { SourceHook } from '../../../../lib/aws/ingest/source-hook.js';
 import { gitLabDeliveryLog } from '../../../../lib/aws/reconcile/gitlab.js';
 import { type ReconcileOptions, reconcile } from '../../../../lib/aws/reconcile/reconcile.js';
 import { createRecovery } from '../../../../lib/aws/reconcile/recover.js';
-import {
-  type AuthorizationServer,
-  DEFAULT_CLIENT,
-  FORGE_API_RESOURCE,
-  startAuthorizationServer,
-} from '../../../../local-stack/authorization-server.js';
-import { createTables } from '../../../../local-stack/dynamodb.js';
-import { type GitLabEvents, startGitLabEvents } from '../../../../local-stack/gitlab-events.js';
-import { type LocalS3, startS3 } from '../../../../local-stack/s3.js';
+import { DEFAULT_CLIENT } from '../../../../local-stack/authorization-server.js';
+import { startGitLabEvents } from '../../../../local-stack/gitlab-events.js';
 import { useDynamoDbLocal } from '../../../helpers/aws-local.js';
 import { gitLabResponseErrors } from '../../../helpers/gitlab-events-schema.js';
 import {
-  busPublisher,
   counts,
   localStoreAuth,
   localTokenEntry,
-  type RecordingBus,
   reconcileStores,
-  sourceIngest,
-  startRecordingBus,
+  useReconcileRig,
 } from '../../../helpers/reconcile-rig.js';
 import { recordingLogger } from '../../../helpers/recording-logger.js';
 
@@ -46,56 +24,20 @@ const PROJECT_HOOK = '/projects/acme%2Fweb/hooks/5';
 const GROUP_HOOK = '/groups/acme/hooks/9';
 const SOURCE = 'acme-gl';
 
-let bus: RecordingBus;
 const BUCKET = 'reconcile-gitlab-claims';
-let s3: LocalS3;
-let publisher: EventPublisher;
-let authServer: AuthorizationServer;
-let forge: GitLabEvents;
-const ingestState = { down: false };
-let tables: { dedupe: string; tokens: string; deliveries: string };
 
-beforeAll(async () => {
-  bus = await startRecordingBus();
-  authServer = await startAuthorizationServer();
-  const jwks = createRemoteJWKSet(new URL(authServer.jwksUri));
-  const { dedupe, tokens } = await ddb.tables();
-  tables = { dedupe, tokens, deliveries: `deliveries-${randomUUID().slice(0, 8)}` };
-  await createTables(ddb.endpoint, { deliveries: tables.deliveries });
-  s3 = await startS3({ buckets: [BUCKET] });
-  publisher = busPublisher(bus.url, s3, BUCKET);
-  // The ingest as the function builds it, with one GitLab source (the secret token in X-Gitlab-Token).
-  const ingest = sourceIngest({
-    client: ddb.client(),
-    dedupeTable: dedupe,
-    source: SOURCE,
-    forge: 'gitlab',
-    secret: SECRET,
-    publisher,
-  });
-  forge = await startGitLabEvents({
-    accepts: async (token) => {
-      try {
-        await jwtVerify(token, jwks, { issuer: authServer.issuer, audience: FORGE_API_RESOURCE });
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    send: async ({ headers, body }) => (ingestState.down ? 503 : ingest(headers, body)),
-  });
-}, 60_000);
-
-afterAll(async () => {
-  await forge?.close();
-  await authServer?.stop();
-  await s3?.stop();
-  await bus?.close();
+const rig = useReconcileRig({
+  ddb,
+  bucket: BUCKET,
+  source: SOURCE,
+  forge: 'gitlab',
+  secret: SECRET,
+  startForge: ({ send, isAccessToken }) => startGitLabEvents({ accepts: isAccessToken, send }),
 });
 
 afterEach(() => {
   // The stand-in stays honest: every answer it gave conforms to GitLab's documented fields.
-  const errors = forge.responses
+  const errors = rig.forge.responses
     .filter((response) => response.fault === undefined)
     .flatMap(gitLabResponseErrors);
   expect(errors).toEqual([]);
@@ -103,13 +45,13 @@ afterEach(() => {
 
 const projectHook = (): SourceHook => ({
   kind: 'project',
-  api: forge.api,
+  api: rig.forge.api,
   id: 5,
   provider: 'local',
   project: 'acme/web',
 });
-const deliveryLog = () => new DeliveryLog({ client: ddb.client(), tableName: tables.deliveries });
-const localAuth = () => localStoreAuth(authServer.issuer, ddb.documentClient(), tables.tokens);
+const deliveryLog = () => new DeliveryLog({ client: ddb.client(), tableName: rig.tables.deliveries });
+const localAuth = () => localStoreAuth(rig.authServer.issuer, ddb.documentClient(), rig.tables.tokens);
 
 function run(options: Partial<ReconcileOptions> & { perPage?: number } = {}) {
   const auth = localAuth();
@@ -123,20 +65,20 @@ function run(options: Partial<ReconcileOptions> & { perPage?: number } = {}) {
         api: gitLabDeliveryLog({ hook: projectHook(), auth, perPage }),
       },
     ],
-    ...reconcileStores(() => ddb.client(), tables.dedupe, 7),
+    ...reconcileStores(() => ddb.client(), rig.tables.dedupe, 7),
     deliveryLog: deliveryLog(),
     ...rest,
   });
 }
 
 function resetHooks() {
-  forge.addHook(PROJECT_HOOK, SECRET);
-  forge.addHook(GROUP_HOOK, SECRET);
-  forge.resends.length = 0;
-  forge.faults.down = false;
-  forge.faults.malformed = false;
-  forge.faults.rateLimitAfter = undefined;
-  bus.clear();
+  rig.forge.addHook(PROJECT_HOOK, SECRET);
+  rig.forge.addHook(GROUP_HOOK, SECRET);
+  rig.forge.resends.length = 0;
+  rig.forge.faults.down = false;
+  rig.forge.faults.malformed = false;
+  rig.forge.faults.rateLimitAfter = undefined;
+  rig.bus.clear();
 }
 
 const payload = (n: number) => ({
@@ -158,7 +100,7 @@ describe('reconcile() with a GitLab project hook', () => {
     const at = (n: number) => started - 60 * 60 * 1000 + n * 1000;
     const deliver = async (n: number, extra: { status?: string; answeredLate?: boolean; key?: string }) =>
       (
-        await forge.deliver(PROJECT_HOOK, {
+        await rig.forge.deliver(PROJECT_HOOK, {
           event: 'Issue Hook',
           payload: payload(n),
           at: at(n),
@@ -179,8 +121,8 @@ describe('reconcile() with a GitLab project hook', () => {
       await deliver(400 + n, { key });
       laterOk.push(key);
     }
-    expect(forge.hooks.get(PROJECT_HOOK)?.events).toHaveLength(56);
-    expect(bus.received).toHaveLength(40);
+    expect(rig.forge.hooks.get(PROJECT_HOOK)?.events).toHaveLength(56);
+    expect(rig.bus.received).toHaveLength(40);
     const { logger, lines } = recordingLogger();
 
     const first = await run({ logger, perPage: 20 });
@@ -199,16 +141,16 @@ describe('reconcile() with a GitLab project hook', () => {
       dryRun: false,
       bySource: { [SOURCE]: { failedAtForge: 12, redelivered: 12, recovered: 0 } },
     });
-    const lists = forge.responses.filter((response) => response.operation === 'list');
-    expect(lists.map((response) => new URL(response.path, forge.api).searchParams.get('page'))).toEqual([
+    const lists = rig.forge.responses.filter((response) => response.operation === 'list');
+    expect(lists.map((response) => new URL(response.path, rig.forge.api).searchParams.get('page'))).toEqual([
       '1',
       '2',
       '3',
     ]);
-    expect([...forge.resends].sort()).toEqual([...lost].sort());
-    const onBus = counts(bus.received);
+    expect([...rig.forge.resends].sort()).toEqual([...lost].sort());
+    const onBus = counts(rig.bus.received);
     for (const key of [...ok, ...lost, ...late, ...laterOk]) expect(onBus.get(key), key).toBe(1);
-    expect(bus.received).toHaveLength(52);
+    expect(rig.bus.received).toHaveLength(52);
     expect((await logged('late', started - 1000)).sort()).toEqual([...late].sort());
     expect((await logged('redelivered', started - 1000)).sort()).toEqual([...lost].sort());
     expect(lines.filter((line) => line.message === 'reconcile run')).toEqual([
@@ -224,32 +166,32 @@ describe('reconcile() with a GitLab project hook', () => {
       redelivered: 0,
       errors: 0,
     });
-    expect(forge.resends).toHaveLength(12);
-    expect(bus.received).toHaveLength(52);
+    expect(rig.forge.resends).toHaveLength(12);
+    expect(rig.bus.received).toHaveLength(52);
   });
 
   it('the ingest down while GitLab sends 60 deliveries: one run resends the 25 it refused, 0 lost, 0 doubled', async () => {
     resetHooks();
     const keys: string[] = [];
     for (let n = 0; n < 60; n += 1) {
-      ingestState.down = n >= 20 && n < 45;
-      const event = await forge.deliver(PROJECT_HOOK, { event: 'Issue Hook', payload: payload(n) });
+      rig.ingest.down = n >= 20 && n < 45;
+      const event = await rig.forge.deliver(PROJECT_HOOK, { event: 'Issue Hook', payload: payload(n) });
       keys.push(event.request_headers['Idempotency-Key'] as string);
     }
-    ingestState.down = false;
-    expect(counts(bus.received).size).toBe(35);
+    rig.ingest.down = false;
+    expect(counts(rig.bus.received).size).toBe(35);
     expect(await run()).toMatchObject({ listed: 60, failed: 25, redelivered: 25, errors: 0 });
-    const onBus = counts(bus.received);
+    const onBus = counts(rig.bus.received);
     expect(keys.filter((key) => onBus.get(key) !== 1)).toEqual([]);
-    expect(bus.received).toHaveLength(60);
+    expect(rig.bus.received).toHaveLength(60);
   });
 
   it('stops on a 429 with retry-after mid-run and resumes on the next run', async () => {
     resetHooks();
     for (let n = 0; n < 6; n += 1)
-      await forge.deliver(PROJECT_HOOK, { event: 'Issue Hook', payload: payload(n), status: '502' });
+      await rig.forge.deliver(PROJECT_HOOK, { event: 'Issue Hook', payload: payload(n), status: '502' });
     // The list and two resends, then 429 (GitLab limits resends to five a minute per hook and user).
-    forge.faults.rateLimitAfter = 3;
+    rig.forge.faults.rateLimitAfter = 3;
     const { logger, lines } = recordingLogger();
     expect(await run({ logger })).toMatchObject({
       failed: 6,
@@ -264,22 +206,22 @@ describe('reconcile() with a GitLab project hook', () => {
       source: SOURCE,
       retryAfterSeconds: 60,
     });
-    forge.faults.rateLimitAfter = undefined;
+    rig.forge.faults.rateLimitAfter = undefined;
     // The one refused mid-call was claimed: it waits for its backoff.
     expect(await run()).toMatchObject({ failed: 4, redelivered: 3, skipped: 1, rateLimited: false });
-    expect(new Set(forge.resends).size).toBe(5);
-    expect(forge.resends).toHaveLength(5);
+    expect(new Set(rig.forge.resends).size).toBe(5);
+    expect(rig.forge.resends).toHaveLength(5);
   });
 
   it('ends normally with the error logged when the API is down, and resends nothing on a malformed answer', async () => {
     resetHooks();
     for (let n = 0; n < 3; n += 1)
-      await forge.deliver(PROJECT_HOOK, {
+      await rig.forge.deliver(PROJECT_HOOK, {
         event: 'Issue Hook',
         payload: payload(n),
         status: 'internal error',
       });
-    forge.faults.down = true;
+    rig.forge.faults.down = true;
     const { logger, lines } = recordingLogger();
     expect(await run({ logger })).toMatchObject({ listed: 0, redelivered: 0, errors: 1, rateLimited: false });
     expect(lines.find((line) => line.message === 'reconcile of a source failed')).toMatchObject({
@@ -290,16 +232,16 @@ describe('reconcile() with a GitLab project hook', () => {
         error: `GET /api/v4${PROJECT_HOOK}/events failed: 503 "503 Service Unavailable"`,
       },
     });
-    forge.faults.down = false;
-    forge.faults.malformed = true;
+    rig.forge.faults.down = false;
+    rig.forge.faults.malformed = true;
     expect(await run({ logger })).toMatchObject({ listed: 0, failed: 0, redelivered: 0, errors: 1 });
     expect(lines.at(-2)?.fields).toMatchObject({
       errorCode: 'forge_malformed',
       error: `GET /api/v4${PROJECT_HOOK}/events answered an event without a "request_headers" object`,
     });
-    expect(forge.resends).toEqual([]);
+    expect(rig.forge.resends).toEqual([]);
     // The broken answer is one GitLab's documented fields refuse: the validator sees the drift.
-    const broken = forge.responses.filter((response) => response.fault === 'malformed');
+    const broken = rig.forge.responses.filter((response) => response.fault === 'malformed');
     expect(broken).toHaveLength(1);
     expect(gitLabResponseErrors(broken[0] as (typeof broken)[number])).toContain(
       `GET /api/v4${PROJECT_HOOK}/events?per_page=20&page=1 200: /0 must have required property 'request_headers'`,
@@ -309,18 +251,18 @@ describe('reconcile() with a GitLab project hook', () => {
   it('publishes a 12 MB delivery (answered 413) once through the claim check from its request_data, and a subscriber receives it', async () => {
     resetHooks();
     const big = { ...payload(7), blob: 'x'.repeat(12 * 1024 * 1024) };
-    const event = await forge.deliver(PROJECT_HOOK, { event: 'Issue Hook', payload: big, status: '413' });
+    const event = await rig.forge.deliver(PROJECT_HOOK, { event: 'Issue Hook', payload: big, status: '413' });
     const key = event.request_headers['Idempotency-Key'] as string;
     const recover = createRecovery({
-      publisher,
-      dedupe: { client: ddb.client(), tableName: tables.dedupe },
+      publisher: rig.publisher,
+      dedupe: { client: ddb.client(), tableName: rig.tables.dedupe },
       deliveryLog: deliveryLog(),
     });
     const first = await run({ recover });
     expect(first).toMatchObject({ failed: 1, redelivered: 0, recovered: 1, errors: 0 });
-    expect(forge.resends).toEqual([]);
-    expect(bus.received).toEqual([key]);
-    const detail = JSON.parse(bus.details[0] as string) as Record<string, unknown>;
+    expect(rig.forge.resends).toEqual([]);
+    expect(rig.bus.received).toEqual([key]);
+    const detail = JSON.parse(rig.bus.details[0] as string) as Record<string, unknown>;
     expect(detail).toMatchObject({
       delivery: key,
       forge: 'gitlab',
@@ -328,7 +270,7 @@ describe('reconcile() with a GitLab project hook', () => {
       verified: 'forge-api',
       payloadRef: { bucket: BUCKET, bytes: Buffer.byteLength(JSON.stringify(big)) },
     });
-    const received = await resolveDelivery({ detail }, { s3: new S3Client(s3.clientConfig) });
+    const received = await resolveDelivery({ detail }, { s3: new S3Client(rig.s3.clientConfig) });
     expect(received.payload).toEqual(big);
     const rows = await deliveryLog().list({ status: 'recovered', source: SOURCE, limit: 10 });
     expect(rows.records.map((row) => [row.deliveryId, row.verdict, row.reason])).toEqual([
@@ -336,12 +278,12 @@ describe('reconcile() with a GitLab project hook', () => {
     ]);
     // Exactly once: a later run finds the dedupe record completed.
     expect(await run({ recover })).toMatchObject({ failed: 1, alreadyOurs: 1, late: 0, recovered: 0 });
-    expect(bus.received).toHaveLength(1);
+    expect(rig.bus.received).toHaveLength(1);
   }, 60_000);
 
   it('runs from the environment alone through createReconcileHandler: a group hook, a dry run first', async () => {
     resetHooks();
-    const lost = await forge.deliver(GROUP_HOOK, {
+    const lost = await rig.forge.deliver(GROUP_HOOK, {
       event: 'Push Hook',
       payload: { object_kind: 'push', ref: 'refs/heads/main', project: { id: 8 } },
       status: 'internal error',
@@ -349,16 +291,16 @@ describe('reconcile() with a GitLab project hook', () => {
     const variables = {
       IS_OFFLINE: 'true',
       FORGEBRIDGE_BUS_NAME: 'forge',
-      FORGEBRIDGE_DEDUPE_TABLE: tables.dedupe,
-      FORGEBRIDGE_TOKEN_TABLE: tables.tokens,
-      FORGEBRIDGE_DELIVERIES_TABLE: tables.deliveries,
-      FORGEBRIDGE_OAUTH_CLIENTS: JSON.stringify([localTokenEntry(authServer.issuer)]),
+      FORGEBRIDGE_DEDUPE_TABLE: rig.tables.dedupe,
+      FORGEBRIDGE_TOKEN_TABLE: rig.tables.tokens,
+      FORGEBRIDGE_DELIVERIES_TABLE: rig.tables.deliveries,
+      FORGEBRIDGE_OAUTH_CLIENTS: JSON.stringify([localTokenEntry(rig.authServer.issuer)]),
       FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret,
       FORGEBRIDGE_WEBHOOK_SOURCES: JSON.stringify([
         {
           name: SOURCE,
           forge: 'gitlab',
-          hook: { kind: 'group', group: 'acme', id: 9, provider: 'local', api: forge.api },
+          hook: { kind: 'group', group: 'acme', id: 9, provider: 'local', api: rig.forge.api },
         },
       ]),
     };
@@ -375,12 +317,12 @@ describe('reconcile() with a GitLab project hook', () => {
       redelivered: 1,
       dryRun: true,
     });
-    expect(forge.resends).toEqual([]);
+    expect(rig.forge.resends).toEqual([]);
     expect(await handler(undefined)).toMatchObject({ sources: 1, failed: 1, redelivered: 1, errors: 0 });
     const key = lost.request_headers['Idempotency-Key'] as string;
-    expect(forge.resends).toEqual([key]);
-    expect(bus.received).toEqual([key]);
-    expect(forge.hooks.get(GROUP_HOOK)?.events.map((event) => event.response_status)).toEqual([
+    expect(rig.forge.resends).toEqual([key]);
+    expect(rig.bus.received).toEqual([key]);
+    expect(rig.forge.hooks.get(GROUP_HOOK)?.events.map((event) => event.response_status)).toEqual([
       '202',
       'internal error',
     ]);
@@ -393,7 +335,7 @@ describe('reconcile() with a GitLab project hook', () => {
 
   it('the stand-in filters by status as GitLab documents it, and refuses a value it does not know', async () => {
     const list = async (query: string) => {
-      const answer = await fetch(`${forge.api}${GROUP_HOOK}/events?${query}`, {
+      const answer = await fetch(`${rig.forge.api}${GROUP_HOOK}/events?${query}`, {
         headers: { 'private-token': await authToken() },
       });
       return { status: answer.status, body: (await answer.json()) as { response_status: string }[] };
@@ -410,7 +352,7 @@ describe('reconcile() with a GitLab project hook', () => {
   it('the stand-in refuses, as GitLab does, each list parameter outside its declared range', async () => {
     resetHooks();
     const refused = async (query: string) => {
-      const answer = await fetch(`${forge.api}${GROUP_HOOK}/events?${query}`, {
+      const answer = await fetch(`${rig.forge.api}${GROUP_HOOK}/events?${query}`, {
         headers: { 'private-token': await authToken() },
       });
       return [answer.status, await answer.json()];
@@ -430,17 +372,17 @@ describe('reconcile() with a GitLab project hook', () => {
     resetHooks();
     const started = Date.now();
     for (let n = 0; n < 120; n += 1) {
-      await forge.deliver(PROJECT_HOOK, {
+      await rig.forge.deliver(PROJECT_HOOK, {
         event: 'Issue Hook',
         payload: payload(n),
         at: started - 60_000 + n,
         status: '200',
       });
     }
-    forge.responses.length = 0;
+    rig.forge.responses.length = 0;
     expect(await run()).toMatchObject({ listed: 120, failed: 0, errors: 0 });
-    const lists = forge.responses.filter((response) => response.operation === 'list');
-    expect(lists.map((response) => new URL(response.path, forge.api).search)).toEqual(
+    const lists = rig.forge.responses.filter((response) => response.operation === 'list');
+    expect(lists.map((response) => new URL(response.path, rig.forge.api).search)).toEqual(
       [1, 2, 3, 4, 5, 6].map((page) => `?per_page=20&page=${page}`),
     );
   });
