@@ -147,7 +147,7 @@ describe('forgebridge reconcile', () => {
     expectOneLineError(
       await cli(['reconcile', '--source', 'Bad_Name'], env),
       2,
-      /"--source" must be lowercase/,
+      /"--source" must be 1 to 64 lowercase letters, digits or inner hyphens/,
     );
     expectOneLineError(
       await cli(['reconcile', '--stage', 'prod', '--region', 'eu-west-1'], {
