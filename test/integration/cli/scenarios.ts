@@ -367,6 +367,17 @@ export const COMMANDS = {
     options: ['<delivery-id>', '--fresh-id', '--archive <arn>', '--rule <arn>', '--no-wait'],
   },
   dev: { usage: 'dev [options]', options: ['--proxy <channel-url>', '--forge <forge>', '--url <url>'] },
+  connect: {
+    usage: 'connect [options]',
+    options: [
+      '--check',
+      '--token-env <name>',
+      '--dry-run',
+      '--all-events',
+      'github [options]',
+      'gitlab [options]',
+    ],
+  },
 } as const;
 
 export type Command = keyof typeof COMMANDS;
