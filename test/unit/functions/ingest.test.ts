@@ -5,25 +5,23 @@ import { createHash } from 'node:crypto';
 import {
   ConditionalCheckFailedException,
   DeleteItemCommand,
-  DynamoDBClient,
   PutItemCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
-import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { sign } from '../../../lib/webhooks/index.js';
+import { useIngestMocks } from '../../helpers/aws-mocks.js';
 import { lambdaContext } from '../aws/ingest/events.js';
 
-const dynamo = mockClient(DynamoDBClient);
-const events = mockClient(EventBridgeClient);
+const { dynamo, documents, events } = useIngestMocks();
 const ssm = mockClient(SSMClient);
 // The delivery queue writes through a DocumentClient on the ingest's DynamoDB client.
-const documents = mockClient(DynamoDBDocumentClient);
 
 const SECRET = 'unit-test-secret';
 const BASE_ENV = {
@@ -76,15 +74,7 @@ function v2Event(
 }
 
 beforeEach(() => {
-  dynamo.reset();
-  events.reset();
   ssm.reset();
-  documents.reset();
-  documents.on(PutCommand).resolves({});
-  dynamo.on(PutItemCommand).resolves({});
-  dynamo.on(UpdateItemCommand).resolves({});
-  dynamo.on(DeleteItemCommand).resolves({});
-  events.on(PutEventsCommand).resolves({ FailedEntryCount: 0, Entries: [{ EventId: 'event-1' }] });
 });
 
 afterEach(() => {

@@ -2,10 +2,10 @@
 // environment: what each reads, which clients it uses, what it refuses at construction. AWS is mocked with
 // aws-sdk-client-mock; the one-line functions/*/handler.ts files are tested through their modules in
 // test/unit/functions.
-import { DynamoDBClient, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
-import { DynamoDBDocumentClient, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -16,11 +16,10 @@ import {
   TokenRefreshError,
   type TokenSource,
 } from '../../../../lib/aws/index.js';
+import { useIngestMocks } from '../../../helpers/aws-mocks.js';
 import { invoke, lambdaContext, recordingLogger, SECRET, v2Event } from '../ingest/events.js';
 
-const dynamo = mockClient(DynamoDBClient);
-const documents = mockClient(DynamoDBDocumentClient);
-const events = mockClient(EventBridgeClient);
+const { dynamo, documents, events } = useIngestMocks();
 const ssm = mockClient(SSMClient);
 
 const BASE = { FORGEBRIDGE_BUS_NAME: 'bus', FORGEBRIDGE_DEDUPE_TABLE: 'dedupe' };
@@ -28,12 +27,8 @@ const region = { region: 'us-east-1', credentials: { accessKeyId: 'test', secret
 const clients = () => ({ dynamodb: new DynamoDBClient(region), eventBridge: new EventBridgeClient(region) });
 
 beforeEach(() => {
-  for (const mock of [dynamo, documents, events, ssm]) mock.reset();
-  dynamo.on(PutItemCommand).resolves({});
-  dynamo.on(UpdateItemCommand).resolves({});
-  documents.on(PutCommand).resolves({});
+  ssm.reset();
   documents.on(UpdateCommand).resolves({});
-  events.on(PutEventsCommand).resolves({ FailedEntryCount: 0, Entries: [{ EventId: 'event-1' }] });
 });
 
 describe('createIngestHandler()', () => {

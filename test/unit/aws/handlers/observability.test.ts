@@ -4,36 +4,27 @@
 // Metrics, read back from stdout; AWS is mocked with aws-sdk-client-mock.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import {
-  ConditionalCheckFailedException,
-  DeleteItemCommand,
-  DynamoDBClient,
-  PutItemCommand,
-  UpdateItemCommand,
-} from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import {
   BatchGetCommand,
   DeleteCommand,
-  DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   createIngestHandler,
   createRedriveHandler,
   createSubscriberHandler,
 } from '../../../../lib/aws/index.js';
+import { useIngestMocks } from '../../../helpers/aws-mocks.js';
 import { invoke, lambdaContext, SECRET, v2Event } from '../ingest/events.js';
 
-const dynamo = mockClient(DynamoDBClient);
-const documents = mockClient(DynamoDBDocumentClient);
-const events = mockClient(EventBridgeClient);
+const { dynamo, documents, events } = useIngestMocks();
 
 const NAMESPACE = 'forgebridge/unit';
 const TRACE = 'Root=1-65f1a2b3-0123456789abcdef01234567;Parent=53995c3f42cd8ad8;Sampled=1';
@@ -150,12 +141,6 @@ const completed = (id: string) =>
 const down = () => Object.assign(new Error('down'), { name: 'InternalException' });
 
 beforeEach(() => {
-  for (const mock of [dynamo, documents, events]) mock.reset();
-  dynamo.on(PutItemCommand).resolves({});
-  dynamo.on(UpdateItemCommand).resolves({});
-  dynamo.on(DeleteItemCommand).resolves({});
-  documents.on(PutCommand).resolves({});
-  events.on(PutEventsCommand).resolves({ FailedEntryCount: 0, Entries: [{ EventId: 'event-1' }] });
   process.env._X_AMZN_TRACE_ID = TRACE;
 });
 

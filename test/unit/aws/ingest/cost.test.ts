@@ -1,25 +1,17 @@
 // Cost per delivery, counted (issue 8, item 12): every AWS command the real wiring sends — the ingest as
 // createIngestHandler assembles it: the Middy chain, createIngest, EventPublisher with its claim check, Powertools Idempotency, the delivery queue and, when on, the
 // delivery log — with the SDK clients mocked by aws-sdk-client-mock. The integration figure over DynamoDB Local is in faults.test.ts.
-import {
-  ConditionalCheckFailedException,
-  DynamoDBClient,
-  PutItemCommand,
-  UpdateItemCommand,
-} from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createIngestHandler } from '../../../../lib/aws/index.js';
+import { useIngestMocks } from '../../../helpers/aws-mocks.js';
 import { invoke, recordingLogger, SECRET, v2Event } from './events.js';
 
-const dynamo = mockClient(DynamoDBClient);
-const documents = mockClient(DynamoDBDocumentClient);
-const events = mockClient(EventBridgeClient);
-const s3 = mockClient(S3Client);
+const { dynamo, documents, events, s3 } = useIngestMocks();
 
 const MAX_ENTRY_BYTES = 4_096;
 
@@ -68,14 +60,6 @@ const DYNAMODB_WRITES = [
 ];
 const dynamoDbWrites = (counts: Record<string, number>) =>
   DYNAMODB_WRITES.reduce((sum, name) => sum + (counts[name] ?? 0), 0);
-
-beforeEach(() => {
-  for (const mock of [dynamo, documents, events, s3]) mock.reset();
-  dynamo.on(PutItemCommand).resolves({});
-  dynamo.on(UpdateItemCommand).resolves({});
-  events.on(PutEventsCommand).resolves({ FailedEntryCount: 0, Entries: [{ EventId: 'event-1' }] });
-  s3.on(PutObjectCommand).resolves({});
-});
 
 describe('cost per delivery on the happy path', () => {
   it('is 1 PutEvents, 2 DynamoDB writes (lock, done) and no S3 call for an entry under the limit', async () => {

@@ -1,27 +1,18 @@
 // deliveryLog() in the ingest's real Middy chain as createIngestHandler assembles it (deliveryLog,
 // forgeWebhookSources, the JSON body parser, webhookErrors) with the real createIngest, EventPublisher, Powertools Idempotency and DeliveryLog; every AWS
 // client mocked with aws-sdk-client-mock. Each answered request must leave exactly one PutItem on the log table.
-import {
-  ConditionalCheckFailedException,
-  DeleteItemCommand,
-  DynamoDBClient,
-  PutItemCommand,
-  UpdateItemCommand,
-} from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createIngestHandler, deliveryLog, EventPublisher } from '../../../../lib/aws/index.js';
 import { sign } from '../../../../lib/webhooks/index.js';
+import { useIngestMocks } from '../../../helpers/aws-mocks.js';
 import { type Answer, invoke, payload, recordingLogger, SECRET, v2Event } from './events.js';
 
-const dynamo = mockClient(DynamoDBClient);
-const documents = mockClient(DynamoDBDocumentClient);
-const events = mockClient(EventBridgeClient);
-const s3 = mockClient(S3Client);
+const { dynamo, documents, events } = useIngestMocks();
 
 const LOG_TABLE = 'deliveries';
 const MAX_ENTRY_BYTES = 4_096;
@@ -96,16 +87,6 @@ function existing(status: 'INPROGRESS' | 'COMPLETED') {
 function errorCode(answer: Answer): string {
   return (JSON.parse(answer.body) as { error: { code: string } }).error.code;
 }
-
-beforeEach(() => {
-  for (const mock of [dynamo, documents, events, s3]) mock.reset();
-  dynamo.on(PutItemCommand).resolves({});
-  dynamo.on(UpdateItemCommand).resolves({});
-  dynamo.on(DeleteItemCommand).resolves({});
-  documents.on(PutCommand).resolves({});
-  events.on(PutEventsCommand).resolves({ FailedEntryCount: 0, Entries: [{ EventId: 'event-1' }] });
-  s3.on(PutObjectCommand).resolves({});
-});
 
 describe('deliveryLog(): one record per answered request', () => {
   it('202 published: the names, size, verdict, status, event id and masked headers, no body by default', async () => {

@@ -10,22 +10,20 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
-import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   createIngest,
   createIngestHandler,
   EventPublisher,
   type PublisherLike,
 } from '../../../../lib/aws/index.js';
+import { useIngestMocks } from '../../../helpers/aws-mocks.js';
 import { invoke, lambdaContext, payload, recordingLogger, SECRET, v1Event, v2Event } from './events.js';
 
-const dynamo = mockClient(DynamoDBClient);
-const events = mockClient(EventBridgeClient);
+const { dynamo, documents, events } = useIngestMocks();
 // The queue writes through a DocumentClient on the dedupe client.
-const documents = mockClient(DynamoDBDocumentClient);
 
 /** The dedupe key Powertools writes for a delivery id: fixed prefix, base64 MD5 of the JSON id. */
 const keyOf = (id: string) => `delivery#${createHash('md5').update(JSON.stringify(id)).digest('base64')}`;
@@ -70,17 +68,6 @@ function existing(status: 'INPROGRESS' | 'COMPLETED', id = 'delivery-1') {
     }),
   });
 }
-
-beforeEach(() => {
-  dynamo.reset();
-  events.reset();
-  dynamo.on(PutItemCommand).resolves({});
-  documents.reset();
-  documents.on(PutCommand).resolves({});
-  dynamo.on(UpdateItemCommand).resolves({});
-  dynamo.on(DeleteItemCommand).resolves({});
-  events.on(PutEventsCommand).resolves({ FailedEntryCount: 0, Entries: [{ EventId: 'event-1' }] });
-});
 
 describe('createIngest()', () => {
   it('publishes a verified delivery once, records it done, and answers 202 with the delivery id', async () => {

@@ -3,16 +3,11 @@
 // are read from the mocked SSM parameter on each delivery (no cache here). The forge signs with the old secret,
 // the rotation adds the new one, the forge switches, the log shows the new position, finish drops the old one:
 // 0 deliveries refused, every one published, and the old secret refused after the end.
-import {
-  DeleteItemCommand,
-  DynamoDBClient,
-  PutItemCommand,
-  UpdateItemCommand,
-} from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { GetParameterCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
-import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -22,12 +17,11 @@ import {
   parseSecretList,
 } from '../../../../lib/aws/index.js';
 import { checkRecords } from '../../../../lib/cli/secret-rotation.js';
+import { useIngestMocks } from '../../../helpers/aws-mocks.js';
 import { runMain } from '../../../helpers/cli-in-process.js';
 import { invoke, recordingLogger, v2Event } from './events.js';
 
-const dynamo = mockClient(DynamoDBClient);
-const documents = mockClient(DynamoDBDocumentClient);
-const events = mockClient(EventBridgeClient);
+const { documents, events } = useIngestMocks();
 const ssm = mockClient(SSMClient);
 const lambda = mockClient(LambdaClient);
 
@@ -42,12 +36,8 @@ const ENV = {
 let parameter: string;
 
 beforeEach(() => {
-  for (const mock of [dynamo, documents, events, ssm, lambda]) mock.reset();
+  for (const mock of [ssm, lambda]) mock.reset();
   parameter = OLD;
-  dynamo.on(PutItemCommand).resolves({});
-  dynamo.on(UpdateItemCommand).resolves({});
-  dynamo.on(DeleteItemCommand).resolves({});
-  documents.on(PutCommand).resolves({});
   events.on(PutEventsCommand).callsFake((input: { Entries: unknown[] }) => ({
     FailedEntryCount: 0,
     Entries: input.Entries.map((_, index) => ({ EventId: `event-${index}` })),
