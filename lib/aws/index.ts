@@ -55,51 +55,25 @@ export {
   type SubscriberLambdaHandler,
 } from './handlers/subscriber.js';
 export {
-  type DeliveryLogConfig,
-  type IngestConfig,
-  type RedriveConfig,
-  readDeliveryLogConfig,
-  readIngestConfig,
-  readRedriveConfig,
-} from './ingest/config.js';
-export { type DeliveryLogMiddlewareOptions, deliveryLog } from './ingest/delivery-log-middleware.js';
-export { buildEventEntry, type EventEntryOptions } from './ingest/event-entry.js';
-export {
   createIngest,
-  type IngestHandler,
-  type IngestOptions,
-  type PublisherLike,
-} from './ingest/ingest.js';
-export {
+  type DeliveryLogMiddlewareOptions,
+  deliveryLog,
   type ForgeWebhook,
   type ForgeWebhookEvent,
   type ForgeWebhookOptions,
-  forgeWebhook,
-  type IngestOutcome,
-  type WebhookSecret,
-} from './ingest/middleware.js';
-export { EventPublisher, type EventPublisherOptions, type PublishResult } from './ingest/publisher.js';
-export {
-  DeliveryQueue,
-  type DeliveryQueueOptions,
-  type QueuedDelivery,
-  QueueError,
-} from './ingest/queue.js';
-export { type RedriveOptions, type RedriveReport, redriveQueue } from './ingest/redrive.js';
-export { type RefusalFacts, refusalOf } from './ingest/refusal.js';
-export {
-  type ResolveDeliveryDependencies,
-  type ResolvedDelivery,
-  resolveDelivery,
-} from './ingest/resolve-delivery.js';
-export type { SourceHook, SourceHookKind } from './ingest/source-hook.js';
-export { createSubscriber, type SubscriberOptions } from './ingest/subscriber.js';
-export { type WebhookErrorsOptions, webhookErrors } from './ingest/webhook-errors.js';
-export {
   type ForgeWebhookSource,
   type ForgeWebhookSourcesOptions,
+  forgeWebhook,
   forgeWebhookSources,
-} from './ingest/webhook-sources.js';
+  type IngestHandler,
+  type IngestOptions,
+  type IngestOutcome,
+  type RefusalFacts,
+  refusalOf,
+  type WebhookErrorsOptions,
+  type WebhookSecret,
+  webhookErrors,
+} from './ingest/index.js';
 export {
   type DeliveryMetric,
   ForgebridgeMetrics,
@@ -109,6 +83,23 @@ export {
   type SubscriberMetric,
   UNKNOWN_SOURCE,
 } from './metrics.js';
+export {
+  buildEventEntry,
+  type EventEntryOptions,
+  EventPublisher,
+  type EventPublisherOptions,
+  type PublisherLike,
+  type PublishResult,
+} from './publish/index.js';
+export {
+  DeliveryQueue,
+  type DeliveryQueueOptions,
+  type QueuedDelivery,
+  QueueError,
+  type RedriveOptions,
+  type RedriveReport,
+  redriveQueue,
+} from './queue/index.js';
 export { type ReconcileConfig, type ReconcileSourceConfig, readReconcileConfig } from './reconcile/config.js';
 export { ForgeApiError, type ForgeApiErrorCode, ForgeApiErrorCodes } from './reconcile/forge-http.js';
 export { type ReconcileLastRun, readReconcileRun } from './reconcile/last-run.js';
@@ -120,7 +111,23 @@ export {
   type SecretsProvider,
   type SecretsProviderOptions,
 } from './secrets.js';
+export {
+  type DeliveryLogConfig,
+  type IngestConfig,
+  type RedriveConfig,
+  readDeliveryLogConfig,
+  readIngestConfig,
+  readRedriveConfig,
+} from './stage/function-config.js';
 export * from './stage/index.js';
+export type { SourceHook, SourceHookKind } from './stage/source-hook.js';
+export {
+  createSubscriber,
+  type ResolveDeliveryDependencies,
+  type ResolvedDelivery,
+  resolveDelivery,
+  type SubscriberOptions,
+} from './subscriber/index.js';
 export {
   type ForgeApiConfig,
   type GitHubAppConfig,

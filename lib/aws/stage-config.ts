@@ -10,8 +10,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { type Env, numberEnv } from './env.js';
-import { readDeliveryLogConfig, readRedriveConfig } from './ingest/config.js';
 import { readReconcileConfig } from './reconcile/config.js';
+import { readDeliveryLogConfig, readRedriveConfig } from './stage/function-config.js';
 import { readWebhookSources, type WebhookSourceConfig } from './stage/webhook-source.js';
 import { readForgeApiConfig, readOAuthClients, readTokenConfig } from './tokens/config.js';
 

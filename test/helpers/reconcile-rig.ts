@@ -13,7 +13,7 @@ import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll } from 'vitest';
 import { createIngestHandler, EventPublisher } from '../../lib/aws/index.js';
-import { DedupeRecords } from '../../lib/aws/ingest/dedupe-record.js';
+import { DedupeRecords } from '../../lib/aws/queue/dedupe-record.js';
 import { ReconcileAttempts } from '../../lib/aws/reconcile/attempts.js';
 import { storeAuth } from '../../lib/aws/reconcile/auth.js';
 import {

@@ -2,6 +2,13 @@
 // folder's index.ts (its barrel), the two libraries import no AWS or Lambda code and neither imports the other's
 // neighbours, no arrow runs back up (lib never imports functions/ or local-stack/), every functions/*/handler.ts is
 // wiring only, and no hand-written lib file is over 400 lines.
+//
+// lib/aws is split by what runs where, each part a folder with its barrel that the rest of lib/aws imports it
+// through: lib/aws/publish (a delivery onto the bus: the entry, the claim check, the publisher), lib/aws/queue (the
+// dedupe table's records, the durable queue and its retrier), lib/aws/ingest (the request path) and
+// lib/aws/subscriber (the subscriber side). The arrows run one way: ingest -> queue -> publish, ingest -> publish;
+// the subscriber side imports none of the three and none of them imports it, and publish imports neither the queue
+// nor the request path, the queue not the request path.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -60,6 +67,34 @@ describe('the house rules', () => {
     expect(deep).toEqual([]);
   });
 
+  it("lib/aws's parts by what runs where are entered through their barrels and layered ingest -> queue -> publish, the subscriber side apart", () => {
+    const PARTS = ['ingest', 'queue', 'publish', 'subscriber'];
+    // What each part may import of the others.
+    const MAY: Record<string, string[]> = {
+      ingest: ['queue', 'publish'],
+      queue: ['publish'],
+      publish: [],
+      subscriber: [],
+    };
+    const partOf = (path: string) => {
+      const part = /^lib\/aws\/([^/]+)\//.exec(path)?.[1];
+      return part !== undefined && PARTS.includes(part) ? part : undefined;
+    };
+    for (const part of PARTS) expect(statSync(join(ROOT, 'lib/aws', part, 'index.ts')).isFile()).toBe(true);
+    const wrong: string[] = [];
+    for (const file of SOURCES) {
+      const from = partOf(file);
+      for (const target of importsOf(file)) {
+        const to = partOf(target);
+        if (to === undefined || to === from) continue;
+        if (target !== `lib/aws/${to}/index.js`) wrong.push(`${file} -> ${target} (not through the barrel)`);
+        if (from !== undefined && !MAY[from]?.includes(to))
+          wrong.push(`${file} -> ${target} (${from} may not import ${to})`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
   it('lib/webhooks and lib/oauth2 import no AWS or Lambda code and no other lib folder', () => {
     const wrong: string[] = [];
     for (const file of [...files('lib/webhooks'), ...files('lib/oauth2')]) {
@@ -111,7 +146,7 @@ describe('the house rules', () => {
       }
     };
     visit('lib/aws/stage/index.ts');
-    expect(seen.has('lib/aws/ingest/config.ts')).toBe(true);
+    expect(seen.has('lib/aws/stage/function-config.ts')).toBe(true);
     expect(
       [...packages].filter((name) => name.startsWith('@aws-sdk/') || name.startsWith('@middy/')),
     ).toEqual([]);

@@ -2,10 +2,9 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
 import { sdkTimeouts, withoutSdkCallLog } from '../env.js';
-import type { IngestConfig } from '../ingest/config.js';
-import type { PublisherLike } from '../ingest/ingest.js';
-import { EventPublisher } from '../ingest/publisher.js';
-import { DeliveryQueue } from '../ingest/queue.js';
+import { EventPublisher, type PublisherLike } from '../publish/index.js';
+import { DeliveryQueue } from '../queue/index.js';
+import type { IngestConfig } from '../stage/function-config.js';
 import type { LoggerLike } from '../types.js';
 
 /** What the ingest and the retrier share: the way onto the bus and the queue beside it, and their clients. */

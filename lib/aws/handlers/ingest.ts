@@ -6,16 +6,20 @@ import { SSMClient } from '@aws-sdk/client-ssm';
 import middy from '@middy/core';
 import { DeliveryLog } from '../delivery-log/index.js';
 import { type Env, sdkTimeouts, withoutSdkCallLog } from '../env.js';
-import { type IngestConfig, readIngestConfig } from '../ingest/config.js';
-import { deliveryLog } from '../ingest/delivery-log-middleware.js';
-import { createIngest, type PublisherLike } from '../ingest/ingest.js';
-import { jsonBody } from '../ingest/json-body.js';
-import type { WebhookSecret } from '../ingest/middleware.js';
-import type { DeliveryQueue } from '../ingest/queue.js';
-import { webhookErrors } from '../ingest/webhook-errors.js';
-import { type ForgeWebhookSource, forgeWebhookSources } from '../ingest/webhook-sources.js';
+import {
+  createIngest,
+  deliveryLog,
+  type ForgeWebhookSource,
+  forgeWebhookSources,
+  jsonBody,
+  type WebhookSecret,
+  webhookErrors,
+} from '../ingest/index.js';
 import { ForgebridgeMetrics } from '../metrics.js';
+import type { PublisherLike } from '../publish/index.js';
+import type { DeliveryQueue } from '../queue/index.js';
 import { createSecretsProvider } from '../secrets.js';
+import { type IngestConfig, readIngestConfig } from '../stage/function-config.js';
 import type { WebhookSourceConfig } from '../stage/webhook-source.js';
 import type { LoggerLike } from '../types.js';
 import { deliveryPath } from './delivery-path.js';

@@ -15,9 +15,9 @@ import type { Context } from 'aws-lambda';
 import { resolvePreset } from '../../webhooks/index.js';
 import { DeliveryLog } from '../delivery-log/delivery-log.js';
 import { type Env, sdkTimeouts, withoutSdkCallLog } from '../env.js';
-import { DedupeRecords } from '../ingest/dedupe-record.js';
-import { EventPublisher } from '../ingest/publisher.js';
 import { ForgebridgeMetrics } from '../metrics.js';
+import { EventPublisher } from '../publish/index.js';
+import { DedupeRecords } from '../queue/index.js';
 import { ReconcileAttempts } from '../reconcile/attempts.js';
 import { gitHubAppJwtAuth, storeAuth } from '../reconcile/auth.js';
 import {

@@ -6,9 +6,9 @@ import type { Context, EventBridgeEvent } from 'aws-lambda';
 import { createEventHandler } from '../../webhooks/index.js';
 import { DeliveryLog, withDeliveryReport } from '../delivery-log/index.js';
 import { type Env, sdkTimeouts, withoutSdkCallLog } from '../env.js';
-import { readDeliveryLogConfig } from '../ingest/config.js';
-import { createSubscriber } from '../ingest/subscriber.js';
 import { ForgebridgeMetrics } from '../metrics.js';
+import { readDeliveryLogConfig } from '../stage/function-config.js';
+import { createSubscriber } from '../subscriber/index.js';
 import type { DeliveryDetail, LoggerLike } from '../types.js';
 import { deliveryLogKey, loggerContext } from './observability.js';
 

@@ -13,10 +13,10 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Context } from 'aws-lambda';
 import { AwsDefaults, DedupeTable } from '../constants.js';
 import { dedupeKeyOf } from '../delivery-key.js';
+import { recordKeyOf } from '../queue/index.js';
 import { randomId } from '../random-id.js';
 import { DEFAULT_SOURCE } from '../rules.js';
 import type { Delivery } from '../types.js';
-import { recordKeyOf } from './dedupe-record.js';
 
 /** Options of {@link createDedupedPublish}. Defaults live in {@link AwsDefaults}. */
 export interface DedupeOptions {

@@ -3,16 +3,12 @@ import type { Context } from 'aws-lambda';
 import { ErrorCodes } from '../../webhooks/index.js';
 import { AwsErrorCodes } from '../constants.js';
 import { IngestError } from '../errors.js';
+import type { PublisherLike } from '../publish/index.js';
+import { DeliveryQueue, QueueError } from '../queue/index.js';
 import { DELIVERY_ID_RULE, errorCode, isDeliveryId } from '../rules.js';
 import type { Delivery, IngestResponse, LoggerLike, PayloadRef } from '../types.js';
 import { createDedupedPublish, DedupeInProgressError, DedupePublishError } from './dedupe.js';
 import type { ForgeWebhookEvent } from './middleware.js';
-import { DeliveryQueue, QueueError } from './queue.js';
-
-/** The publish operation the ingest needs ({@link EventPublisher} fits). */
-export interface PublisherLike {
-  publish(delivery: Delivery): Promise<unknown>;
-}
 
 /** Options of {@link createIngest}. */
 export interface IngestOptions {

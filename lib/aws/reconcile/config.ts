@@ -4,14 +4,14 @@
  * thrown at cold start.
  */
 import { type Env, numberEnv, optionalEnv, requireEnv } from '../env.js';
+import { isOffline } from '../rules.js';
 import {
   type DeliveryLogConfig,
   type IngestConfig,
   readDeliveryLogConfig,
   readIngestConfig,
-} from '../ingest/config.js';
-import type { SourceHook } from '../ingest/source-hook.js';
-import { isOffline } from '../rules.js';
+} from '../stage/function-config.js';
+import type { SourceHook } from '../stage/source-hook.js';
 import { readOAuthClients, type TokenSourceConfig } from '../tokens/config.js';
 
 /** One source the reconciler reads the forge's delivery log of. */

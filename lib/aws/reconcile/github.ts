@@ -4,8 +4,9 @@
  * building is pure; every answer is checked against the fields GitHub's REST description requires before it is
  * used, so nothing is redelivered on a guess.
  */
-import type { SourceHook } from '../ingest/source-hook.js';
+
 import { isDeliveryId } from '../rules.js';
+import type { SourceHook } from '../stage/source-hook.js';
 import {
   type ForgeAnswer,
   ForgeApiError,

@@ -7,8 +7,8 @@
  */
 import { AwsDefaults } from '../constants.js';
 import type { DeliveryLog } from '../delivery-log/delivery-log.js';
-import type { DedupeRecords } from '../ingest/dedupe-record.js';
 import { logLineMetric } from '../metrics.js';
+import type { DedupeRecords } from '../queue/index.js';
 import { errorCode } from '../rules.js';
 import type { LoggerLike } from '../types.js';
 import type { AttemptSource, ReconcileAttempts } from './attempts.js';

@@ -6,8 +6,8 @@
  */
 import { type Forge, routeForgeEvent } from '../../webhooks/index.js';
 import type { DeliveryLog } from '../delivery-log/delivery-log.js';
-import { createDedupedPublish, type DedupeOptions } from '../ingest/dedupe.js';
-import type { PublisherLike } from '../ingest/ingest.js';
+import { createDedupedPublish, type DedupeOptions } from '../ingest/index.js';
+import type { PublisherLike } from '../publish/index.js';
 import type { Delivery, LoggerLike } from '../types.js';
 import type { RecoverDelivery } from './reconcile.js';
 

@@ -13,8 +13,8 @@ import {
 } from '../../webhooks/index.js';
 import { AwsDefaults } from '../constants.js';
 import { type Env, numberEnv, optionalEnv } from '../env.js';
-import { parseSourceHook, type SourceHook } from '../ingest/source-hook.js';
 import { DEFAULT_SOURCE, isSourceName, SOURCE_NAME_RULE } from '../rules.js';
+import { parseSourceHook, type SourceHook } from './source-hook.js';
 
 /**
  * How a source's deliveries are verified: `readDelivery`'s options but the secret, as lib/webhooks takes them. The

@@ -7,7 +7,7 @@ import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TableDefinitions } from '../../../infra/tables.js';
 import { DeliveryLog, type DeliveryLogEntry } from '../../../lib/aws/delivery-log/index.js';
-import { DeliveryQueue } from '../../../lib/aws/ingest/queue.js';
+import { DeliveryQueue } from '../../../lib/aws/queue/queue.js';
 import { recordReconcileRun } from '../../../lib/aws/reconcile/last-run.js';
 import type { StatusReport } from '../../../lib/cli/stage-status.js';
 import { createTable } from '../../../local-stack/dynamodb.js';

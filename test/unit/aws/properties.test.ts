@@ -7,7 +7,7 @@ import {
   detailTypeOf,
   eventEntrySize,
   routingFieldsOf,
-} from '../../../lib/aws/ingest/event-entry.js';
+} from '../../../lib/aws/publish/event-entry.js';
 import { parseSecretList } from '../../../lib/aws/secrets.js';
 
 describe('no input crashes the ingest', () => {

@@ -16,7 +16,7 @@ import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { DeliveryDetails, DeliveryRecord } from '../../../lib/aws/delivery-log/index.js';
-import { buildEventEntry } from '../../../lib/aws/ingest/event-entry.js';
+import { buildEventEntry } from '../../../lib/aws/publish/event-entry.js';
 import { archiveReplay, busArnOf, replayName, republish } from '../../../lib/cli/aws-replay.js';
 import { proxyKeys } from '../../../lib/cli/commands/dev.js';
 import { ofHook, replayHeaders } from '../../../lib/cli/commands/replay.js';

@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { parseSourceHook } from '../../../lib/aws/ingest/source-hook.js';
+import { parseSourceHook } from '../../../lib/aws/stage/source-hook.js';
 import {
   createEventHandler,
   Forges,

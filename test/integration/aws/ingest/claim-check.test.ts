@@ -10,8 +10,8 @@ import {
   redriveQueue,
   resolveDelivery,
 } from '../../../../lib/aws/index.js';
-import { ClaimCheck } from '../../../../lib/aws/ingest/claim-check.js';
-import { buildEventEntry, eventEntrySize, routingFieldsOf } from '../../../../lib/aws/ingest/event-entry.js';
+import { ClaimCheck } from '../../../../lib/aws/publish/claim-check.js';
+import { buildEventEntry, eventEntrySize, routingFieldsOf } from '../../../../lib/aws/publish/event-entry.js';
 import { type LocalS3, startS3 } from '../../../../local-stack/s3.js';
 import { signedDelivery, testIngest } from '../../../helpers/aws-delivery.js';
 import { useDynamoDbLocal } from '../../../helpers/aws-local.js';

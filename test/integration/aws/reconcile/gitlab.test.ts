@@ -1,10 +1,10 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createReconcileHandler, DeliveryLog, resolveDelivery } from '../../../../lib/aws/index.js';
-import type { SourceHook } from '../../../../lib/aws/ingest/source-hook.js';
 import { gitLabDeliveryLog } from '../../../../lib/aws/reconcile/gitlab.js';
 import { type ReconcileOptions, reconcile } from '../../../../lib/aws/reconcile/reconcile.js';
 import { createRecovery } from '../../../../lib/aws/reconcile/recover.js';
+import type { SourceHook } from '../../../../lib/aws/stage/source-hook.js';
 import { DEFAULT_CLIENT } from '../../../../local-stack/authorization-server.js';
 import { startGitLabEvents } from '../../../../local-stack/gitlab-events.js';
 import { useDynamoDbLocal } from '../../../helpers/aws-local.js';

@@ -25,7 +25,7 @@ import {
   resolveDelivery,
   webhookErrors,
 } from '../../../../lib/aws/index.js';
-import { buildEventEntry, eventEntrySize } from '../../../../lib/aws/ingest/event-entry.js';
+import { buildEventEntry, eventEntrySize } from '../../../../lib/aws/publish/event-entry.js';
 import { deliveryHeaders, type Forge } from '../../../../lib/webhooks/index.js';
 import { invoke, lambdaContext, recordingLogger } from './events.js';
 

@@ -2,7 +2,6 @@
 // listed item (a malformed one is refused, never guessed at).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseSourceHook } from '../../../../lib/aws/ingest/source-hook.js';
 import { ForgeApiError } from '../../../../lib/aws/reconcile/forge-http.js';
 import {
   gitHubDeliveriesPath,
@@ -10,6 +9,7 @@ import {
   nextLink,
   parseGitHubDelivery,
 } from '../../../../lib/aws/reconcile/github.js';
+import { parseSourceHook } from '../../../../lib/aws/stage/source-hook.js';
 
 const item = {
   id: 42,

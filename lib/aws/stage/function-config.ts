@@ -4,7 +4,7 @@
  */
 import { type Env, numberEnv, optionalEnv, requireEnv } from '../env.js';
 import { isOffline } from '../rules.js';
-import { readWebhookSources, type WebhookSourceConfig } from '../stage/webhook-source.js';
+import { readWebhookSources, type WebhookSourceConfig } from './webhook-source.js';
 
 /** The ingest function's configuration, as {@link readIngestConfig} reads it from the environment. */
 export interface IngestConfig {

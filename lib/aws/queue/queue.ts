@@ -12,10 +12,10 @@ import {
 import { AwsDefaults, AwsErrorCodes, DedupeTable } from '../constants.js';
 import { dedupeKeyOf } from '../delivery-key.js';
 import { AwsBridgeError, isConditionalCheckFailed } from '../errors.js';
+import { ClaimCheck } from '../publish/index.js';
 import { randomId } from '../random-id.js';
 import { errorCode, positive } from '../rules.js';
 import type { Delivery, PayloadRef } from '../types.js';
-import { ClaimCheck } from './claim-check.js';
 import { DedupeRecords, type DedupeState } from './dedupe-record.js';
 
 /** Options of {@link DeliveryQueue}. Defaults live in {@link AwsDefaults}. */

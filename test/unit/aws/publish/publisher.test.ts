@@ -10,8 +10,8 @@ import {
   PublishError,
   type PublishResult,
 } from '../../../../lib/aws/index.js';
-import { eventEntrySize } from '../../../../lib/aws/ingest/event-entry.js';
-import { recordingLogger } from './events.js';
+import { eventEntrySize } from '../../../../lib/aws/publish/event-entry.js';
+import { recordingLogger } from '../ingest/events.js';
 
 // Time is vitest's fake clock and the jitter Math.random pinned to 0.5: budgets and waits are exact.
 const eventBridgeMock = mockClient(EventBridgeClient);

@@ -1,8 +1,8 @@
 import { AwsDefaults, AwsErrorCodes } from '../constants.js';
 import { logLineMetric } from '../metrics.js';
+import type { PublisherLike } from '../publish/index.js';
 import { errorCode, positive } from '../rules.js';
 import type { LoggerLike } from '../types.js';
-import type { PublisherLike } from './ingest.js';
 import type { DeliveryQueue, QueuedDelivery } from './queue.js';
 
 /** Options of {@link redriveQueue}. Defaults live in {@link AwsDefaults}. */

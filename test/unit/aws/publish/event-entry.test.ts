@@ -6,7 +6,7 @@ import {
   eventEntrySize,
   refusedForSize,
   routingFieldsOf,
-} from '../../../../lib/aws/ingest/event-entry.js';
+} from '../../../../lib/aws/publish/event-entry.js';
 
 const issuesOpened = {
   action: 'opened',

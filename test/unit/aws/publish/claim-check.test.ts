@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ClaimCheck, claimCheckKey } from '../../../../lib/aws/ingest/claim-check.js';
+import { ClaimCheck, claimCheckKey } from '../../../../lib/aws/publish/claim-check.js';
 
 const s3Mock = mockClient(S3Client);
 beforeEach(() => s3Mock.reset());

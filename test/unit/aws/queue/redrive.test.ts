@@ -14,10 +14,10 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { PublishError } from '../../../../lib/aws/errors.js';
-import { DeliveryQueue, type QueuedDelivery, QueueError } from '../../../../lib/aws/ingest/queue.js';
-import { redriveQueue } from '../../../../lib/aws/ingest/redrive.js';
+import { DeliveryQueue, type QueuedDelivery, QueueError } from '../../../../lib/aws/queue/queue.js';
+import { redriveQueue } from '../../../../lib/aws/queue/redrive.js';
 import type { Delivery } from '../../../../lib/aws/types.js';
-import { recordingLogger } from './events.js';
+import { recordingLogger } from '../ingest/events.js';
 
 const documents = mockClient(DynamoDBDocumentClient);
 const s3 = mockClient(S3Client);

@@ -7,6 +7,11 @@ import type { Delivery, DeliveryEntry, LoggerLike, PayloadRef } from '../types.j
 import { ClaimCheck } from './claim-check.js';
 import { buildEventEntry, eventEntrySize, refusedForSize } from './event-entry.js';
 
+/** The publish operation the ingest, the retrier and the reconciler need ({@link EventPublisher} fits). */
+export interface PublisherLike {
+  publish(delivery: Delivery): Promise<unknown>;
+}
+
 /** Options of {@link EventPublisher}. Defaults live in {@link AwsDefaults}. */
 export interface EventPublisherOptions {
   /** The EventBridge client (construct it with `maxAttempts: 1`: the publisher does its own retries). */

@@ -1,0 +1,13 @@
+/**
+ * Putting a delivery on the bus, shared by the ingest (lib/aws/ingest), the retrier (lib/aws/queue) and the
+ * reconciler: the EventBridge entry a delivery becomes, the claim check for bodies too large for one entry, and the
+ * publisher that retries within its budget. It imports no other delivery-path folder.
+ */
+export { ClaimCheck, type ClaimCheckOptions } from './claim-check.js';
+export { buildEventEntry, type EventEntryOptions } from './event-entry.js';
+export {
+  EventPublisher,
+  type EventPublisherOptions,
+  type PublisherLike,
+  type PublishResult,
+} from './publisher.js';
