@@ -13,6 +13,12 @@ import {
   routeGitlab,
   routeTyped,
 } from './forge-routes.js';
+import {
+  bitbucketResourceRule,
+  githubResourceRule,
+  gitlabResourceRule,
+  type ResourceRule,
+} from './resource/rules.js';
 import { STANDARD_HEADERS, type StandardHeaderNames, SVIX_HEADERS, standardSecret } from './standard.js';
 
 export type { ForgeRoute } from './forge-routes.js';
@@ -107,6 +113,12 @@ export interface ForgePreset {
     | undefined;
   /** Maps the forge's own event name (and its payload) onto the catalogue's event and action. */
   readonly route: (nativeName: string, payload: unknown) => ForgeRoute;
+  /**
+   * The keys of the repository a delivery comes from and of the resource it is about (a pull request, an issue,
+   * a pushed ref); `undefined` for a sender whose payloads name none (`generic`, Standard Webhooks senders), whose
+   * key is the value at a path the user names (`resourceKeyAt`). docs/forges.md, "The resource a delivery is about".
+   */
+  readonly resource: ResourceRule | undefined;
 }
 
 const HUB_SIGNATURES: readonly SignatureSource[] = [
@@ -128,6 +140,7 @@ const PRESETS: Readonly<Record<Forge, ForgePreset>> = {
     signingToken: false,
     deliveryLog: undefined,
     route: routeCatalogue,
+    resource: undefined,
   },
   github: {
     forge: 'github',
@@ -143,6 +156,7 @@ const PRESETS: Readonly<Record<Forge, ForgePreset>> = {
     signingToken: false,
     deliveryLog: { api: 'https://api.github.com', hookKinds: ['repo', 'org', 'app'] },
     route: routeCatalogue,
+    resource: githubResourceRule,
   },
   gitea: {
     forge: 'gitea',
@@ -158,6 +172,7 @@ const PRESETS: Readonly<Record<Forge, ForgePreset>> = {
     signingToken: false,
     deliveryLog: undefined,
     route: routeGitea,
+    resource: githubResourceRule,
   },
   forgejo: {
     forge: 'forgejo',
@@ -176,6 +191,7 @@ const PRESETS: Readonly<Record<Forge, ForgePreset>> = {
     signingToken: false,
     deliveryLog: undefined,
     route: routeGitea,
+    resource: githubResourceRule,
   },
   gitlab: {
     forge: 'gitlab',
@@ -192,6 +208,7 @@ const PRESETS: Readonly<Record<Forge, ForgePreset>> = {
     signingToken: true,
     deliveryLog: { api: 'https://gitlab.com/api/v4', hookKinds: ['project', 'group'] },
     route: routeGitlab,
+    resource: gitlabResourceRule,
   },
   bitbucket: {
     forge: 'bitbucket',
@@ -207,6 +224,7 @@ const PRESETS: Readonly<Record<Forge, ForgePreset>> = {
     signingToken: false,
     deliveryLog: undefined,
     route: routeBitbucket,
+    resource: bitbucketResourceRule,
   },
   standard: {
     forge: 'standard',
@@ -223,6 +241,7 @@ const PRESETS: Readonly<Record<Forge, ForgePreset>> = {
     signingToken: false,
     deliveryLog: undefined,
     route: routeTyped,
+    resource: undefined,
   },
   svix: {
     forge: 'svix',
@@ -241,6 +260,7 @@ const PRESETS: Readonly<Record<Forge, ForgePreset>> = {
     signingToken: false,
     deliveryLog: undefined,
     route: routeTyped,
+    resource: undefined,
   },
 };
 

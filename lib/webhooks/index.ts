@@ -76,6 +76,14 @@ export {
 export { ProxyChannelError, type ProxyChannelErrorCode, ProxyChannelErrorCodes } from './proxy-errors.js';
 export type { ProxyMessageKeys } from './proxy-message.js';
 export { replayHeaders } from './replay-headers.js';
+export {
+  parseKeyPath,
+  type ResourceKeyReader,
+  type ResourceRule,
+  repositoryKey,
+  resourceKey,
+  resourceKeyAt,
+} from './resource-key.js';
 export { serializePayload } from './serialize.js';
 export { type DeliveryHeadersOptions, deliveryHeaders, sign } from './sign.js';
 export { DEFAULT_TOLERANCE_SECONDS, standardSecret } from './standard.js';
