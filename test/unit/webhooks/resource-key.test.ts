@@ -145,26 +145,52 @@ describe('resourceKey() for GitHub, Gitea and Forgejo, over every @octokit/webho
   });
 });
 
-describe('resourceKey() for Gitea’s and Forgejo’s own event names', () => {
+describe('resourceKey() for Gitea’s and Forgejo’s own event names and fields', () => {
   const repository = { id: 140, full_name: 'gitea/webhooks' };
 
-  it('keys their pull request events (label, assign, sync, review request, approval) by the pull request', () => {
-    for (const name of [
-      'pull_request_label',
-      'pull_request_assign',
-      'pull_request_sync',
-      'pull_request_approved',
-    ]) {
-      const payload = { action: 'label_updated', number: 4, pull_request: { id: 9, number: 4 }, repository };
-      expect(resourceKey('gitea', name, payload)).toBe('gitea/webhooks#pr:4');
-      expect(resourceKey('forgejo', name, payload)).toBe('gitea/webhooks#pr:4');
+  it('keys their pull request events (a label change, an approval, a rejection, a review) by the pull request', () => {
+    const pull = { id: 9, number: 4 };
+    const deliveries: [string, Json][] = [
+      ['pull_request', { action: 'label_updated', number: 4, pull_request: pull, repository }],
+      ['pull_request', { action: 'synchronized', number: 4, pull_request: pull, repository }],
+      [
+        'pull_request_approved',
+        {
+          action: 'reviewed',
+          pull_request: pull,
+          review: { type: 'pull_request_review_approved' },
+          repository,
+        },
+      ],
+      [
+        'pull_request_rejected',
+        {
+          action: 'reviewed',
+          pull_request: pull,
+          review: { type: 'pull_request_review_rejected' },
+          repository,
+        },
+      ],
+      [
+        'pull_request_comment',
+        {
+          action: 'reviewed',
+          pull_request: pull,
+          review: { type: 'pull_request_review_comment' },
+          repository,
+        },
+      ],
+    ];
+    for (const [name, payload] of deliveries) {
+      expect(resourceKey('gitea', name, payload), name).toBe('gitea/webhooks#pr:4');
+      expect(resourceKey('forgejo', name, payload), name).toBe('gitea/webhooks#pr:4');
     }
   });
 
   it('keys a comment on a pull request (is_pull, the issue’s pull_request) as the pull request', () => {
     const issue = { id: 12, number: 4, pull_request: { merged: false } };
     expect(
-      resourceKey('gitea', 'pull_request_comment', { action: 'created', issue, repository, is_pull: true }),
+      resourceKey('gitea', 'issue_comment', { action: 'created', issue, repository, is_pull: true }),
     ).toBe('gitea/webhooks#pr:4');
     expect(
       resourceKey('forgejo', 'issue_comment', {
