@@ -1,8 +1,10 @@
 import { AwsErrorCodes } from './constants.js';
+import type { RefreshRun } from './tokens/refresh.js';
 
 /**
- * Errors of the AWS-facing pieces: one base class, a few subclasses, each with a stable `code`.
- * Messages are lowercase, quote the field, and never contain a secret or a token.
+ * Every error class of lib/aws, in this one file: one base class (`AwsBridgeError`), its subclasses, each with its
+ * `name`, a stable `code` and the `cause` it wraps. Messages are lowercase, quote the field, and never contain a
+ * secret or a token.
  */
 
 /**
@@ -89,6 +91,109 @@ export class IngestError extends AwsBridgeError {
   constructor(statusCode: number, code: string, message: string, options?: { cause?: unknown }) {
     super(code, message, options);
     this.statusCode = statusCode;
+  }
+}
+
+/** The queue could not keep a delivery (or could not give one back); `code` is `queue_failed`. */
+export class QueueError extends AwsBridgeError {
+  override name = 'QueueError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(AwsErrorCodes.queueFailed, message, options);
+  }
+}
+
+/** Another invocation holds the delivery's lock; `code` is `in_progress`. */
+export class DedupeInProgressError extends AwsBridgeError {
+  override name = 'DedupeInProgressError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(AwsErrorCodes.inProgress, message, options);
+  }
+}
+
+/**
+ * The publish of a deduplicated delivery failed (`cause` is the publisher's error, `code` `publish_failed`);
+ * `releaseError` is set when its lock could not be released either.
+ */
+export class DedupePublishError extends AwsBridgeError {
+  override name = 'DedupePublishError';
+  readonly releaseError: unknown;
+  constructor(cause: unknown, releaseError?: unknown) {
+    super(AwsErrorCodes.publishFailed, 'publish failed', { cause });
+    this.releaseError = releaseError;
+  }
+}
+
+/**
+ * Neither the bus nor the queue took the delivery (`code` `queue_failed`): `publishError` is the bus's failure,
+ * `cause` the queue's. Internal to the ingest.
+ */
+export class NotKeptError extends AwsBridgeError {
+  override name = 'NotKeptError';
+  readonly publishError: unknown;
+  constructor(publishError: unknown, queueError: unknown) {
+    super(AwsErrorCodes.queueFailed, 'delivery neither published nor queued', { cause: queueError });
+    this.publishError = publishError;
+  }
+}
+
+/** Thrown when a refresh run had a failed client, so the scheduled invocation fails and its alarms fire. */
+export class TokenRefreshError extends AwsBridgeError {
+  override name = 'TokenRefreshError';
+  readonly run: RefreshRun;
+  constructor(run: RefreshRun) {
+    super(AwsErrorCodes.refreshFailed, `${run.failed} of ${run.reports.length} token refreshes failed`);
+    this.run = run;
+  }
+}
+
+/**
+ * A GitHub App's key is unusable, or the forge refused the app JWT or the token request. `status` is the forge's
+ * HTTP status when it answered; the message quotes its `message` field, never the JWT or the key.
+ */
+export class GitHubAppError extends AwsBridgeError {
+  override name = 'GitHubAppError';
+  readonly status: number | undefined;
+  constructor(message: string, options: { status?: number; cause?: unknown } = {}) {
+    super(
+      AwsErrorCodes.githubAppFailed,
+      message,
+      options.cause === undefined ? {} : { cause: options.cause },
+    );
+    this.status = options.status;
+  }
+}
+
+/** Stable codes of {@link ForgeApiError}. */
+export const ForgeApiErrorCodes = {
+  /** 403/429 with `x-ratelimit-remaining: 0` or `retry-after`: the run stops and resumes next time. */
+  rateLimited: 'forge_rate_limited',
+  /** A 5xx, a timeout or no connection: the forge's API is down for now. */
+  unavailable: 'forge_unavailable',
+  /** 401 even with a fresh token. */
+  unauthorized: 'forge_unauthorized',
+  /** An answer that is not what the API's description says (not JSON, a field missing or of another type). */
+  malformed: 'forge_malformed',
+  /** Any other 4xx (the hook is gone, the token may not read it). */
+  refused: 'forge_refused',
+} as const;
+/** A {@link ForgeApiErrorCodes} value. */
+export type ForgeApiErrorCode = (typeof ForgeApiErrorCodes)[keyof typeof ForgeApiErrorCodes];
+
+/** A forge API call failed; `code` says how, `status` is the forge's HTTP status when it answered. */
+export class ForgeApiError extends AwsBridgeError {
+  override name = 'ForgeApiError';
+  declare readonly code: ForgeApiErrorCode;
+  readonly status: number | undefined;
+  /** Seconds the forge asked to wait (`retry-after`, or until `x-ratelimit-reset`), when it said. */
+  readonly retryAfterSeconds: number | undefined;
+  constructor(
+    code: ForgeApiErrorCode,
+    message: string,
+    options: { status?: number; retryAfterSeconds?: number; cause?: unknown } = {},
+  ) {
+    super(code, message, options.cause === undefined ? {} : { cause: options.cause });
+    this.status = options.status;
+    this.retryAfterSeconds = options.retryAfterSeconds;
   }
 }
 

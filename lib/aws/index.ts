@@ -19,11 +19,17 @@ export {
 } from './env.js';
 export {
   AwsBridgeError,
+  ForgeApiError,
+  type ForgeApiErrorCode,
+  ForgeApiErrorCodes,
+  GitHubAppError,
   IngestError,
   type OnBus,
   PublishError,
+  QueueError,
   ResolveDeliveryError,
   SecretsError,
+  TokenRefreshError,
   TokenStoreConflictError,
   TokenStoreError,
 } from './errors.js';
@@ -95,13 +101,11 @@ export {
   DeliveryQueue,
   type DeliveryQueueOptions,
   type QueuedDelivery,
-  QueueError,
   type RedriveOptions,
   type RedriveReport,
   redriveQueue,
 } from './queue/index.js';
 export { type ReconcileConfig, type ReconcileSourceConfig, readReconcileConfig } from './reconcile/config.js';
-export { ForgeApiError, type ForgeApiErrorCode, ForgeApiErrorCodes } from './reconcile/forge-http.js';
 export { type ReconcileLastRun, readReconcileRun } from './reconcile/last-run.js';
 export type { ReconcileReport, SourceCounts } from './reconcile/types.js';
 export { errorCode, isOffline, positive } from './rules.js';
@@ -139,13 +143,11 @@ export {
   type TokenConfig,
   type TokenSourceConfig,
 } from './tokens/config.js';
-export { GitHubAppError } from './tokens/github-app.js';
 export {
   type RefreshOptions,
   type RefreshReport,
   type RefreshRun,
   refreshTokens,
-  TokenRefreshError,
 } from './tokens/refresh.js';
 export {
   createTokenSource,

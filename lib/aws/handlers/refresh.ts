@@ -5,8 +5,9 @@ import { SSMClient } from '@aws-sdk/client-ssm';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import middy from '@middy/core';
 import { type Env, sdkTimeouts, withoutSdkCallLog } from '../env.js';
+import { TokenRefreshError } from '../errors.js';
 import { readTokenConfig, type TokenConfig } from '../tokens/config.js';
-import { type RefreshRun, refreshTokens, TokenRefreshError } from '../tokens/refresh.js';
+import { type RefreshRun, refreshTokens } from '../tokens/refresh.js';
 import { createTokenSources, type TokenSource } from '../tokens/token-source.js';
 import type { LoggerLike } from '../types.js';
 

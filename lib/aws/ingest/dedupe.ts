@@ -13,6 +13,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Context } from 'aws-lambda';
 import { AwsDefaults, DedupeTable } from '../constants.js';
 import { dedupeKeyOf } from '../delivery-key.js';
+import { DedupeInProgressError, DedupePublishError } from '../errors.js';
 import { recordKeyOf } from '../queue/index.js';
 import { randomId } from '../random-id.js';
 import { DEFAULT_SOURCE } from '../rules.js';
@@ -59,21 +60,6 @@ export type DedupedPublish = (
   delivery: Delivery,
   context?: Partial<Pick<Context, 'getRemainingTimeInMillis'>>,
 ) => Promise<DedupeOutcome>;
-
-/** Another invocation holds the delivery's lock. */
-export class DedupeInProgressError extends Error {
-  override name = 'DedupeInProgressError';
-}
-
-/** The publish failed; `releaseError` is set when its lock could not be released either. */
-export class DedupePublishError extends Error {
-  override name = 'DedupePublishError';
-  readonly releaseError: unknown;
-  constructor(cause: unknown, releaseError?: unknown) {
-    super('publish failed', { cause });
-    this.releaseError = releaseError;
-  }
-}
 
 /** What Powertools hashes: the delivery key (the record's key) and the attempt's owner token. */
 interface DedupeKey {

@@ -7,10 +7,8 @@
  */
 export {
   createDedupedPublish,
-  DedupeInProgressError,
   type DedupeOptions,
   type DedupeOutcome,
-  DedupePublishError,
 } from './dedupe.js';
 export { type DeliveryLogMiddlewareOptions, deliveryLog } from './delivery-log-middleware.js';
 export { createIngest, type IngestHandler, type IngestOptions } from './ingest.js';

@@ -2,12 +2,18 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Context } from 'aws-lambda';
 import { ErrorCodes } from '../../webhooks/index.js';
 import { AwsErrorCodes } from '../constants.js';
-import { IngestError } from '../errors.js';
+import {
+  DedupeInProgressError,
+  DedupePublishError,
+  IngestError,
+  NotKeptError,
+  QueueError,
+} from '../errors.js';
 import type { PublisherLike } from '../publish/index.js';
-import { DeliveryQueue, QueueError } from '../queue/index.js';
+import { DeliveryQueue } from '../queue/index.js';
 import { DELIVERY_ID_RULE, errorCode, isDeliveryId } from '../rules.js';
 import type { Delivery, IngestResponse, LoggerLike, PayloadRef } from '../types.js';
-import { createDedupedPublish, DedupeInProgressError, DedupePublishError } from './dedupe.js';
+import { createDedupedPublish } from './dedupe.js';
 import type { ForgeWebhookEvent } from './middleware.js';
 
 /** Options of {@link createIngest}. */
@@ -52,16 +58,6 @@ function publishedFacts(result: unknown): { eventId?: string; payloadRef?: Paylo
       ? { payloadRef: payloadRef as PayloadRef }
       : {}),
   };
-}
-
-/** Neither the bus nor the queue took the delivery: `publishError` is the bus's failure, `cause` the queue's. */
-class NotKeptError extends Error {
-  override name = 'NotKeptError';
-  readonly publishError: unknown;
-  constructor(publishError: unknown, queueError: unknown) {
-    super('delivery neither published nor queued', { cause: queueError });
-    this.publishError = publishError;
-  }
 }
 
 /**

@@ -8,6 +8,5 @@ export {
   DeliveryQueue,
   type DeliveryQueueOptions,
   type QueuedDelivery,
-  QueueError,
 } from './queue.js';
 export { type RedriveOptions, type RedriveReport, redriveQueue } from './redrive.js';

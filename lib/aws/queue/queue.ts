@@ -9,9 +9,9 @@ import {
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { AwsDefaults, AwsErrorCodes, DedupeTable } from '../constants.js';
+import { AwsDefaults, DedupeTable } from '../constants.js';
 import { dedupeKeyOf } from '../delivery-key.js';
-import { AwsBridgeError, isConditionalCheckFailed } from '../errors.js';
+import { isConditionalCheckFailed, QueueError } from '../errors.js';
 import { ClaimCheck } from '../publish/index.js';
 import { randomId } from '../random-id.js';
 import { errorCode, positive } from '../rules.js';
@@ -61,14 +61,6 @@ export interface QueuedDelivery {
   lastError?: string;
   /** The lease token of the retrier holding it. */
   leaseOwner?: string;
-}
-
-/** The queue could not keep a delivery (or could not give one back); `code` is `queue_failed`. */
-export class QueueError extends AwsBridgeError {
-  override name = 'QueueError';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(AwsErrorCodes.queueFailed, message, options);
-  }
 }
 
 const DUE = 'due';

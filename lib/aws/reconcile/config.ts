@@ -3,6 +3,7 @@
  * documented in docs/configuration.md). A malformed value is a `TypeError` naming the variable or the source,
  * thrown at cold start.
  */
+import { type DeliveryLogForge, DeliveryLogForges, deliveryLogOf } from '../../webhooks/index.js';
 import { type Env, numberEnv, optionalEnv, requireEnv } from '../env.js';
 import { isOffline } from '../rules.js';
 import {
@@ -17,7 +18,8 @@ import { readOAuthClients, type TokenSourceConfig } from '../tokens/config.js';
 /** One source the reconciler reads the forge's delivery log of. */
 export interface ReconcileSourceConfig {
   name: string;
-  forge: 'github' | 'gitlab';
+  /** A forge whose preset has a delivery-log API (the hook parser ties each hook kind to one). */
+  forge: DeliveryLogForge;
   hook: SourceHook;
   /** The token entry of `hook.provider`. */
   token: TokenSourceConfig;
@@ -59,22 +61,30 @@ export interface ReconcileConfig {
 }
 
 const HOUR = 60 * 60;
-/** How long each forge keeps its delivery log: GitHub 3 days, GitLab 7. */
-export const FORGE_WINDOW_HOURS = { github: 72, gitlab: 168 } as const;
+
+/**
+ * How far back each forge's log is read, in seconds: `FORGEBRIDGE_RECONCILE_<FORGE>_WINDOW_HOURS`, else how long
+ * the forge keeps it (its preset's `deliveryLog.windowHours`: GitHub 3 days, GitLab 7).
+ */
+function readWindows(env: Env): Record<DeliveryLogForge, number> {
+  const windows = {} as Record<DeliveryLogForge, number>;
+  for (const forge of DeliveryLogForges) {
+    const variable = `FORGEBRIDGE_RECONCILE_${forge.toUpperCase()}_WINDOW_HOURS`;
+    windows[forge] = (numberEnv(variable, env) ?? deliveryLogOf(forge).windowHours) * HOUR;
+  }
+  return windows;
+}
 
 /** Reads the reconciler's configuration; a `TypeError` naming what is wrong. */
 export function readReconcileConfig(env: Env = process.env): ReconcileConfig {
   const ingest = readIngestConfig(env);
   const clients = readOAuthClients(env);
-  const windows = {
-    github: (numberEnv('FORGEBRIDGE_RECONCILE_GITHUB_WINDOW_HOURS', env) ?? FORGE_WINDOW_HOURS.github) * HOUR,
-    gitlab: (numberEnv('FORGEBRIDGE_RECONCILE_GITLAB_WINDOW_HOURS', env) ?? FORGE_WINDOW_HOURS.gitlab) * HOUR,
-  };
+  const windows = readWindows(env);
   const sources: ReconcileSourceConfig[] = [];
   for (const source of ingest.sources) {
     if (source.hook === undefined) continue;
     // The hook parser already tied each kind to its forge.
-    const forge = source.forge as 'github' | 'gitlab';
+    const forge = source.forge as DeliveryLogForge;
     sources.push({
       name: source.name,
       forge,

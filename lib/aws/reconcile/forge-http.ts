@@ -3,42 +3,8 @@
  * answer that is not a success becomes. Tokens never reach an error message: only the method, the path and the
  * forge's status (and its `message`, cleaned) do.
  */
-import { AwsBridgeError } from '../errors.js';
+import { ForgeApiError, ForgeApiErrorCodes } from '../errors.js';
 import type { HookAuth } from './types.js';
-
-/** Stable codes of {@link ForgeApiError}. */
-export const ForgeApiErrorCodes = {
-  /** 403/429 with `x-ratelimit-remaining: 0` or `retry-after`: the run stops and resumes next time. */
-  rateLimited: 'forge_rate_limited',
-  /** A 5xx, a timeout or no connection: the forge's API is down for now. */
-  unavailable: 'forge_unavailable',
-  /** 401 even with a fresh token. */
-  unauthorized: 'forge_unauthorized',
-  /** An answer that is not what the API's description says (not JSON, a field missing or of another type). */
-  malformed: 'forge_malformed',
-  /** Any other 4xx (the hook is gone, the token may not read it). */
-  refused: 'forge_refused',
-} as const;
-/** A {@link ForgeApiErrorCodes} value. */
-export type ForgeApiErrorCode = (typeof ForgeApiErrorCodes)[keyof typeof ForgeApiErrorCodes];
-
-/** A forge API call failed; `code` says how, `status` is the forge's HTTP status when it answered. */
-export class ForgeApiError extends AwsBridgeError {
-  override name = 'ForgeApiError';
-  declare readonly code: ForgeApiErrorCode;
-  readonly status: number | undefined;
-  /** Seconds the forge asked to wait (`retry-after`, or until `x-ratelimit-reset`), when it said. */
-  readonly retryAfterSeconds: number | undefined;
-  constructor(
-    code: ForgeApiErrorCode,
-    message: string,
-    options: { status?: number; retryAfterSeconds?: number; cause?: unknown } = {},
-  ) {
-    super(code, message, options.cause === undefined ? {} : { cause: options.cause });
-    this.status = options.status;
-    this.retryAfterSeconds = options.retryAfterSeconds;
-  }
-}
 
 /** One forge answer, its body read as text (and parsed when JSON). */
 export interface ForgeAnswer {

@@ -5,15 +5,10 @@
  * used, so nothing is redelivered on a guess.
  */
 
+import { ForgeApiError, ForgeApiErrorCodes } from '../errors.js';
 import { isDeliveryId } from '../rules.js';
 import type { SourceHook } from '../stage/source-hook.js';
-import {
-  type ForgeAnswer,
-  ForgeApiError,
-  ForgeApiErrorCodes,
-  type ForgeHttpOptions,
-  sendAuthorized,
-} from './forge-http.js';
+import { type ForgeAnswer, type ForgeHttpOptions, sendAuthorized } from './forge-http.js';
 import type { DeliveryLogApi, ForgeDelivery, ForgePayload, HookAuth } from './types.js';
 
 const GITHUB_HEADERS = { accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28' };

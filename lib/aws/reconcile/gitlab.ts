@@ -7,9 +7,10 @@
  * resent on a guess.
  */
 import { resolvePreset } from '../../webhooks/index.js';
+import { ForgeApiError, ForgeApiErrorCodes } from '../errors.js';
 import { isDeliveryId } from '../rules.js';
 import type { SourceHook } from '../stage/source-hook.js';
-import { ForgeApiError, ForgeApiErrorCodes, type ForgeHttpOptions, sendAuthorized } from './forge-http.js';
+import { type ForgeHttpOptions, sendAuthorized } from './forge-http.js';
 import { nextLink } from './github.js';
 import type { DeliveryLogApi, ForgeDelivery, ForgePayload, HookAuth } from './types.js';
 

@@ -7,12 +7,12 @@
  */
 import { AwsDefaults } from '../constants.js';
 import type { DeliveryLog } from '../delivery-log/delivery-log.js';
+import { ForgeApiError, ForgeApiErrorCodes } from '../errors.js';
 import { logLineMetric } from '../metrics.js';
 import type { DedupeRecords } from '../queue/index.js';
 import { errorCode } from '../rules.js';
 import type { LoggerLike } from '../types.js';
 import type { AttemptSource, ReconcileAttempts } from './attempts.js';
-import { ForgeApiError, ForgeApiErrorCodes } from './forge-http.js';
 import type { DeliveryLogApi, ForgeDelivery, ReconcileReport } from './types.js';
 
 /** One source to reconcile: its name (part of the dedupe key), forge preset and delivery-log API. */

@@ -7,8 +7,8 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { AccessToken, Client, type ConnectionOptions, type Response } from '../../oauth2/index.js';
-import { AwsDefaults, AwsErrorCodes } from '../constants.js';
-import { AwsBridgeError } from '../errors.js';
+import { AwsDefaults } from '../constants.js';
+import { GitHubAppError } from '../errors.js';
 import type { TokenKey } from '../types.js';
 import type { GitHubAppConfig } from './config.js';
 import type { TokenTarget } from './token-store.js';
@@ -18,23 +18,6 @@ const API_VERSION = '2022-11-28';
 const GITHUB_HEADERS = { accept: 'application/vnd.github+json', 'x-github-api-version': API_VERSION };
 /** Longest part of a forge's `message` quoted in an error. */
 const MAX_MESSAGE_LENGTH = 200;
-
-/**
- * A GitHub App's key is unusable, or the forge refused the app JWT or the token request. `status` is the forge's
- * HTTP status when it answered; the message quotes its `message` field, never the JWT or the key.
- */
-export class GitHubAppError extends AwsBridgeError {
-  override name = 'GitHubAppError';
-  readonly status: number | undefined;
-  constructor(message: string, options: { status?: number; cause?: unknown } = {}) {
-    super(
-      AwsErrorCodes.githubAppFailed,
-      message,
-      options.cause === undefined ? {} : { cause: options.cause },
-    );
-    this.status = options.status;
-  }
-}
 
 /**
  * The token-table key of an installation: `provider#app/<appId>#<scope>`, the scope naming the installation (or

@@ -31,16 +31,6 @@ export interface RefreshOptions {
   logger?: LoggerLike | undefined;
 }
 
-/** Thrown when a refresh run had a failed client, so the scheduled invocation fails and its alarms fire. */
-export class TokenRefreshError extends AwsBridgeError {
-  override name = 'TokenRefreshError';
-  readonly run: RefreshRun;
-  constructor(run: RefreshRun) {
-    super(AwsErrorCodes.refreshFailed, `${run.failed} of ${run.reports.length} token refreshes failed`);
-    this.run = run;
-  }
-}
-
 /**
  * The code and message of a failure. A store wraps a failed fetch in its own error; when the cause is one of
  * lib/aws' own (a GitHub App's refused request, with the forge's status and message), its message is added: it

@@ -3,12 +3,9 @@ import { createHash } from 'node:crypto';
 import { DescribeTableCommand, DescribeTimeToLiveCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { DedupeInProgressError, DedupePublishError } from '../../../../lib/aws/errors.js';
 import type { Delivery } from '../../../../lib/aws/index.js';
-import {
-  createDedupedPublish,
-  DedupeInProgressError,
-  DedupePublishError,
-} from '../../../../lib/aws/ingest/dedupe.js';
+import { createDedupedPublish } from '../../../../lib/aws/ingest/dedupe.js';
 import { useDynamoDbLocal } from '../../../helpers/aws-local.js';
 
 const ddb = useDynamoDbLocal();

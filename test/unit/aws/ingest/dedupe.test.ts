@@ -7,11 +7,8 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import {
-  createDedupedPublish,
-  DedupeInProgressError,
-  type DedupeOptions,
-} from '../../../../lib/aws/ingest/dedupe.js';
+import { DedupeInProgressError } from '../../../../lib/aws/errors.js';
+import { createDedupedPublish, type DedupeOptions } from '../../../../lib/aws/ingest/dedupe.js';
 
 const client = new DynamoDBClient({ region: 'us-east-1' });
 const publish = async () => {};

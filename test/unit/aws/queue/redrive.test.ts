@@ -13,8 +13,8 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { PublishError } from '../../../../lib/aws/errors.js';
-import { DeliveryQueue, type QueuedDelivery, QueueError } from '../../../../lib/aws/queue/queue.js';
+import { PublishError, QueueError } from '../../../../lib/aws/errors.js';
+import { DeliveryQueue, type QueuedDelivery } from '../../../../lib/aws/queue/queue.js';
 import { redriveQueue } from '../../../../lib/aws/queue/redrive.js';
 import type { Delivery } from '../../../../lib/aws/types.js';
 import { recordingLogger } from '../ingest/events.js';

@@ -1,7 +1,8 @@
 // The reconciler's one HTTP call to a forge: an answer larger than the limit is refused while it is read, never
 // buffered whole first.
 import { describe, expect, it } from 'vitest';
-import { ForgeApiError, sendForgeRequest } from '../../../../lib/aws/reconcile/forge-http.js';
+import { ForgeApiError } from '../../../../lib/aws/errors.js';
+import { sendForgeRequest } from '../../../../lib/aws/reconcile/forge-http.js';
 
 const CHUNK = 64 * 1024;
 

@@ -2,7 +2,7 @@
 // listed item (a malformed one is refused, never guessed at).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ForgeApiError } from '../../../../lib/aws/reconcile/forge-http.js';
+import { ForgeApiError } from '../../../../lib/aws/errors.js';
 import {
   gitHubDeliveriesPath,
   gitHubDeliveryLog,

@@ -3,7 +3,7 @@
 // (GitLab's page headers, the Link fallback, a link to another origin refused).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ForgeApiError } from '../../../../lib/aws/reconcile/forge-http.js';
+import { ForgeApiError } from '../../../../lib/aws/errors.js';
 import {
   gitLabDeliveryLog,
   gitLabEventsPath,
