@@ -103,14 +103,7 @@ export interface ForgePreset {
    * The forge's REST API for a hook's delivery log (list, redeliver), which the reconciler reads; `undefined` for
    * a forge without one (Gitea, Forgejo, Bitbucket, Standard Webhooks senders).
    */
-  readonly deliveryLog:
-    | {
-        /** The API's default base URL (a source's `hook.api` overrides it). */
-        readonly api: string;
-        /** The hook kinds a source's `hook.kind` may name for this forge. */
-        readonly hookKinds: readonly string[];
-      }
-    | undefined;
+  readonly deliveryLog: DeliveryLogTrait | undefined;
   /** Maps the forge's own event name (and its payload) onto the catalogue's event and action. */
   readonly route: (nativeName: string, payload: unknown) => ForgeRoute;
   /**
@@ -121,12 +114,22 @@ export interface ForgePreset {
   readonly resource: ResourceRule | undefined;
 }
 
+/** A forge's delivery-log API: where it is, the hooks it logs, how long it keeps their deliveries. */
+export interface DeliveryLogTrait {
+  /** The API's default base URL (a source's `hook.api` overrides it). */
+  readonly api: string;
+  /** The hook kinds a source's `hook.kind` may name for this forge. */
+  readonly hookKinds: readonly string[];
+  /** How long the forge keeps a hook's deliveries, in hours: how far back the reconciler reads by default. */
+  readonly windowHours: number;
+}
+
 const HUB_SIGNATURES: readonly SignatureSource[] = [
   { header: 'x-hub-signature-256', scheme: 'sha256' },
   { header: 'x-hub-signature', scheme: 'sha1' },
 ];
 
-const PRESETS: Readonly<Record<Forge, ForgePreset>> = {
+const PRESETS = {
   generic: {
     forge: 'generic',
     eventHeaders: ['x-forge-event'],
@@ -154,7 +157,8 @@ const PRESETS: Readonly<Record<Forge, ForgePreset>> = {
     eventNames: 'catalogue',
     secretForm: 'text',
     signingToken: false,
-    deliveryLog: { api: 'https://api.github.com', hookKinds: ['repo', 'org', 'app'] },
+    // GitHub keeps a hook's deliveries 3 days, GitLab 7.
+    deliveryLog: { api: 'https://api.github.com', hookKinds: ['repo', 'org', 'app'], windowHours: 72 },
     route: routeCatalogue,
     resource: githubResourceRule,
   },
@@ -206,7 +210,7 @@ const PRESETS: Readonly<Record<Forge, ForgePreset>> = {
     eventNames: 'catalogue',
     secretForm: 'text',
     signingToken: true,
-    deliveryLog: { api: 'https://gitlab.com/api/v4', hookKinds: ['project', 'group'] },
+    deliveryLog: { api: 'https://gitlab.com/api/v4', hookKinds: ['project', 'group'], windowHours: 168 },
     route: routeGitlab,
     resource: gitlabResourceRule,
   },
@@ -262,7 +266,22 @@ const PRESETS: Readonly<Record<Forge, ForgePreset>> = {
     route: routeTyped,
     resource: undefined,
   },
-};
+} satisfies Record<Forge, ForgePreset>;
+
+/** The forges whose preset has a delivery-log API (GitHub, GitLab): the ones whose hooks can be read and managed. */
+export type DeliveryLogForge = {
+  [F in Forge]: (typeof PRESETS)[F]['deliveryLog'] extends undefined ? never : F;
+}[Forge];
+
+/** The forges with a delivery-log API, in the order of `Forges`. */
+export const DeliveryLogForges: readonly DeliveryLogForge[] = Forges.filter(
+  (forge): forge is DeliveryLogForge => PRESETS[forge].deliveryLog !== undefined,
+);
+
+/** The delivery-log trait of a forge that has one. */
+export function deliveryLogOf(forge: DeliveryLogForge): DeliveryLogTrait {
+  return PRESETS[forge].deliveryLog;
+}
 
 /**
  * The preset of a forge: its event, delivery and signature headers and signature schemes.

@@ -52,6 +52,10 @@ export {
   type OwnShapeForge,
 } from './forge-samples.js';
 export {
+  type DeliveryLogForge,
+  DeliveryLogForges,
+  type DeliveryLogTrait,
+  deliveryLogOf,
   type Forge,
   type ForgePreset,
   type ForgeRoute,

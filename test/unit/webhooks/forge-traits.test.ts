@@ -4,9 +4,13 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
+import { readReconcileConfig } from '../../../lib/aws/reconcile/config.js';
+import { stageDefaults } from '../../../lib/aws/stage/index.js';
 import { parseSourceHook } from '../../../lib/aws/stage/source-hook.js';
 import {
   createEventHandler,
+  DeliveryLogForges,
+  deliveryLogOf,
   Forges,
   forgeSecret,
   resolvePreset,
@@ -41,9 +45,40 @@ describe('the presets’ traits', () => {
       }),
     );
     expect(logs).toEqual({
-      github: { api: 'https://api.github.com', hookKinds: ['repo', 'org', 'app'] },
-      gitlab: { api: 'https://gitlab.com/api/v4', hookKinds: ['project', 'group'] },
+      github: { api: 'https://api.github.com', hookKinds: ['repo', 'org', 'app'], windowHours: 72 },
+      gitlab: { api: 'https://gitlab.com/api/v4', hookKinds: ['project', 'group'], windowHours: 168 },
     });
+    expect(DeliveryLogForges).toEqual(Object.keys(logs));
+    expect(DeliveryLogForges.map((forge) => deliveryLogOf(forge).windowHours)).toEqual([72, 168]);
+  });
+
+  it('sets the reconciler’s default window from the forge’s deliveryLog trait, each overridable', () => {
+    const hook = (forge: string, name: string, hook: Record<string, unknown>) => ({
+      name,
+      forge,
+      secretParameter: `/${name}`,
+      hook: { provider: 'forge', ...hook },
+    });
+    const env = {
+      ...stageDefaults('ci'),
+      IS_OFFLINE: 'true',
+      FORGEBRIDGE_DEDUPE_TABLE: 'dedupe',
+      FORGEBRIDGE_TOKEN_TABLE: 'tokens',
+      FORGEBRIDGE_WEBHOOK_SOURCES: JSON.stringify([
+        hook('github', 'gh', { kind: 'repo', owner: 'o', repo: 'r', id: 1 }),
+        hook('gitlab', 'gl', { kind: 'project', project: 'o/r', id: 2 }),
+      ]),
+    };
+    const windows = (over: Record<string, string>) =>
+      readReconcileConfig({ ...env, ...over }).sources.map((source) => [source.forge, source.windowSeconds]);
+    expect(windows({})).toEqual([
+      ['github', 72 * 3600],
+      ['gitlab', 168 * 3600],
+    ]);
+    expect(windows({ FORGEBRIDGE_RECONCILE_GITLAB_WINDOW_HOURS: '24' })).toEqual([
+      ['github', 72 * 3600],
+      ['gitlab', 24 * 3600],
+    ]);
   });
 
   it('routes through the preset’s route', () => {
