@@ -15,7 +15,7 @@ import {
   createSubscriberHandler,
   DeliveryLogTable,
   withoutSdkCallLog,
-} from '../lib/aws/index.js';
+} from '../lib/aws/internal.js';
 import { exampleDeliveries } from '../local-stack/sample-deliveries.js';
 import {
   addUnits,

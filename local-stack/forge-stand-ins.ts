@@ -4,7 +4,7 @@
 // local authorization server's access tokens (the token store's `forge` provider), so the reconcile function
 // and `forgebridge reconcile` read and redeliver from them as they would from the forges.
 import { createRemoteJWKSet, jwtVerify } from 'jose';
-import type { SourceHook } from '../lib/aws/index.js';
+import type { SourceHook } from '../lib/aws/internal.js';
 import { type GitHubDeliveries, startGitHubDeliveries } from './github-deliveries.js';
 import { type GitLabEvents, startGitLabEvents } from './gitlab-events.js';
 import type { SendDelivery } from './stand-in-server.js';

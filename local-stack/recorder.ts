@@ -17,7 +17,7 @@ import {
   DeliveryLog,
   readDeliveryLogConfig,
   withDeliveryReport,
-} from '../lib/aws/index.js';
+} from '../lib/aws/internal.js';
 import { createEventHandler } from '../lib/webhooks/index.js';
 
 const logger = new Logger({ serviceName: 'forgebridge-recorder' });

@@ -14,7 +14,7 @@ import {
   readIngestConfig,
   readStageConfig,
   sourceSecretEnv,
-} from '../lib/aws/index.js';
+} from '../lib/aws/internal.js';
 import type { LocalSource } from '../lib/cli/state-file.js';
 import { type Forge, forgeSecret } from '../lib/webhooks/index.js';
 import {

@@ -7,7 +7,7 @@
 //   npm run send -- pull_request.opened --forge gitlab
 //   npm run send -- push --forge gitea --source gitea
 import { parseArgs } from 'node:util';
-import { isSourceName, SOURCE_NAME_RULE } from '../lib/aws/index.js';
+import { isSourceName, SOURCE_NAME_RULE } from '../lib/aws/internal.js';
 import { readStackState, stateFile } from '../lib/cli/state-file.js';
 import { type Forge, Forges, resolvePreset } from '../lib/webhooks/index.js';
 import {

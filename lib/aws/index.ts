@@ -1,32 +1,36 @@
 /**
- * The AWS-facing pieces of forgebridge: webhook ingest onto EventBridge (dedupe, claim check, retries),
- * subscriber-side resolution, the delivery log, webhook secrets from SSM, and the DynamoDB token store with its
- * scheduled refresh, and the composition root of each function (`createIngestHandler()` and its siblings: a
- * handler is one line). What handlers and users need; deeper paths are private (tests reach them directly).
+ * `forgebridge/aws`: what a user's code calls. The composition root of each function (`createIngestHandler()` and
+ * its siblings: a handler is one line), the middleware for an ingest of one's own (`forgeWebhook`, `webhookErrors`),
+ * the publisher, the subscriber side (`resolveDelivery`, `createSubscriber`), the token store, the delivery log's
+ * reader, the errors they throw, and the types they take and return; `requireEnv` and `sdkTimeouts` for a
+ * subscriber's own function. Everything else is internal: this repository's CLI, local stack and scripts import
+ * lib/aws/internal.ts, and the SDK-free pieces (defaults, table definitions, metric names, the delivery-id and
+ * source-name rules; a stage's settings) have their own doors, lib/aws/core and lib/aws/stage.
  */
-
-// The SDK-free part (defaults, table definitions, the delivery id and source name rules), also its own entry.
-export * from './core/index.js';
-export * from './delivery-log/index.js';
+export { type AwsErrorCode, AwsErrorCodes } from './core/index.js';
 export {
-  type Env,
-  numberEnv,
-  optionalEnv,
-  requireEnv,
-  type SdkClientLike,
-  sdkTimeouts,
-  withoutSdkCallLog,
-} from './env.js';
+  type DeliveryDetails,
+  type DeliveryListPage,
+  type DeliveryListQuery,
+  DeliveryLog,
+  type DeliveryLogOptions,
+  type DeliveryOutcome,
+  DeliveryOutcomes,
+  type DeliveryRecord,
+  type DeliveryVerdict,
+  DeliveryVerdicts,
+  type DiagnosisEntry,
+  type PayloadOmitted,
+  type SubscriberOutcome,
+  type SubscriberReport,
+} from './delivery-log/index.js';
+export { requireEnv, sdkTimeouts } from './env.js';
 export {
   AwsBridgeError,
-  ForgeApiError,
-  type ForgeApiErrorCode,
-  ForgeApiErrorCodes,
   GitHubAppError,
   IngestError,
   type OnBus,
   PublishError,
-  QueueError,
   ResolveDeliveryError,
   SecretsError,
   TokenRefreshError,
@@ -47,11 +51,7 @@ export {
   type ReconcileHandler,
   type ReconcileHandlerOptions,
 } from './handlers/reconcile.js';
-export {
-  createRedriveHandler,
-  type RedriveClients,
-  type RedriveHandlerOptions,
-} from './handlers/redrive.js';
+export { createRedriveHandler, type RedriveClients, type RedriveHandlerOptions } from './handlers/redrive.js';
 export { createRefreshHandler, type RefreshHandlerOptions } from './handlers/refresh.js';
 export {
   createSubscriberHandler,
@@ -61,70 +61,23 @@ export {
   type SubscriberLambdaHandler,
 } from './handlers/subscriber.js';
 export {
-  createIngest,
-  type DeliveryLogMiddlewareOptions,
-  deliveryLog,
   type ForgeWebhook,
   type ForgeWebhookEvent,
   type ForgeWebhookOptions,
-  type ForgeWebhookSource,
-  type ForgeWebhookSourcesOptions,
   forgeWebhook,
-  forgeWebhookSources,
-  type IngestHandler,
-  type IngestOptions,
   type IngestOutcome,
-  type RefusalFacts,
-  refusalOf,
   type WebhookErrorsOptions,
   type WebhookSecret,
   webhookErrors,
 } from './ingest/index.js';
 export {
-  type DeliveryMetric,
-  ForgebridgeMetrics,
-  type ForgebridgeMetricsOptions,
-  type QueueMetric,
-  type ReconcileMetric,
-  type SubscriberMetric,
-  UNKNOWN_SOURCE,
-} from './metrics.js';
-export {
-  buildEventEntry,
-  type EventEntryOptions,
   EventPublisher,
   type EventPublisherOptions,
   type PublisherLike,
   type PublishResult,
 } from './publish/index.js';
-export {
-  DeliveryQueue,
-  type DeliveryQueueOptions,
-  type QueuedDelivery,
-  type RedriveOptions,
-  type RedriveReport,
-  redriveQueue,
-} from './queue/index.js';
-export { type ReconcileConfig, type ReconcileSourceConfig, readReconcileConfig } from './reconcile/config.js';
-export { type ReconcileLastRun, readReconcileRun } from './reconcile/last-run.js';
+export type { RedriveReport } from './queue/index.js';
 export type { ReconcileReport, SourceCounts } from './reconcile/types.js';
-export { errorCode, isOffline, positive } from './rules.js';
-export {
-  createSecretsProvider,
-  parseSecretList,
-  type SecretsProvider,
-  type SecretsProviderOptions,
-} from './secrets.js';
-export {
-  type DeliveryLogConfig,
-  type IngestConfig,
-  type RedriveConfig,
-  readDeliveryLogConfig,
-  readIngestConfig,
-  readRedriveConfig,
-} from './stage/function-config.js';
-export * from './stage/index.js';
-export type { SourceHook, SourceHookKind } from './stage/source-hook.js';
 export {
   createSubscriber,
   type ResolveDeliveryDependencies,
@@ -132,29 +85,8 @@ export {
   resolveDelivery,
   type SubscriberOptions,
 } from './subscriber/index.js';
-export {
-  type ForgeApiConfig,
-  type GitHubAppConfig,
-  type GitHubAppPermissionLevel,
-  type OAuthClientConfig,
-  readForgeApiConfig,
-  readOAuthClients,
-  readTokenConfig,
-  type TokenConfig,
-  type TokenSourceConfig,
-} from './tokens/config.js';
-export {
-  type RefreshOptions,
-  type RefreshReport,
-  type RefreshRun,
-  refreshTokens,
-} from './tokens/refresh.js';
-export {
-  createTokenSource,
-  createTokenSources,
-  type TokenSource,
-  type TokenSourceOptions,
-} from './tokens/token-source.js';
+export type { RefreshReport, RefreshRun } from './tokens/refresh.js';
+export type { TokenSource } from './tokens/token-source.js';
 export {
   type RefreshOutcome,
   type RefreshResult,

@@ -11,8 +11,8 @@ import {
   StartReplayCommand,
 } from '@aws-sdk/client-eventbridge';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import type { DeliveryRecord } from '../aws/index.js';
-import { buildEventEntry, type DeliveryEntry, type PayloadRef } from '../aws/index.js';
+import type { DeliveryRecord } from '../aws/internal.js';
+import { buildEventEntry, type DeliveryEntry, type PayloadRef } from '../aws/internal.js';
 import { CliError, ExitCodes } from './errors.js';
 
 /** What {@link republish} put on the bus. */

@@ -11,7 +11,7 @@ import {
   stageConfigPath,
   stageDefaults,
   type WebhookSourceConfig,
-} from '../aws/index.js';
+} from '../aws/internal.js';
 import { stageConfig } from './commands/config.js';
 import { awsFailure, type LogTarget, resolveLogTarget, stackOutputs, stageRegion } from './delivery-log.js';
 import { CliError, ExitCodes } from './errors.js';

@@ -5,7 +5,7 @@
  * can be read; else the source's first new record of the test's event (GitHub's from this hook) since the request.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { DeliveryLog, DeliveryRecord } from '../aws/index.js';
+import type { DeliveryLog, DeliveryRecord } from '../aws/internal.js';
 import type { ForgeClient } from './forge-client.js';
 import {
   attemptsRequest,

@@ -6,7 +6,7 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Command } from 'commander';
-import { DELIVERY_ID_RULE, DeliveryLog, isDeliveryId } from '../aws/index.js';
+import { DELIVERY_ID_RULE, DeliveryLog, isDeliveryId } from '../aws/internal.js';
 import { CliError, ExitCodes } from './errors.js';
 import { NETWORK_REASONS as SHARED_NETWORK_REASONS } from './http.js';
 import { checkUrl } from './local-stack.js';

@@ -7,7 +7,7 @@
 import { chmodSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { isMap, isSeq, parseDocument } from 'yaml';
-import { readIngestConfig } from '../aws/index.js';
+import { readIngestConfig } from '../aws/internal.js';
 import { parseStageFile, stageDefaults } from '../aws/stage/index.js';
 import { CliError } from './errors.js';
 

@@ -2,7 +2,7 @@
  * How the delivery-log commands (`deliveries`, `show`, `replay`, `status`) write a record: coloured outcomes,
  * verdicts and statuses, event labels, local times, subscriber summaries and bodies.
  */
-import type { DeliveryOutcome, DeliveryRecord, SubscriberOutcome } from '../aws/index.js';
+import type { DeliveryOutcome, DeliveryRecord, SubscriberOutcome } from '../aws/internal.js';
 import { paint } from './output.js';
 
 const OUTCOME_COLOURS: Record<DeliveryOutcome, Parameters<typeof paint>[0]> = {

@@ -20,7 +20,7 @@ import {
   parseSecretList,
   readIngestConfig,
   type WebhookSourceConfig,
-} from '../aws/index.js';
+} from '../aws/internal.js';
 import { type Forge, forgeSecret } from '../webhooks/index.js';
 import { CliError, ExitCodes } from './errors.js';
 

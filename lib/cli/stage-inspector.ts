@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { DeliveryDetails } from '../aws/index.js';
+import type { DeliveryDetails } from '../aws/internal.js';
 import { type ActionAnswer, HttpError, type InspectorActions } from '../inspector/index.js';
 import { archiveReplay, busArnOf, replayName, republish } from './aws-replay.js';
 import { awsFailure, type LogTarget } from './delivery-log.js';

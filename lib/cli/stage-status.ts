@@ -18,7 +18,7 @@ import {
   type DeliveryVerdict,
   type ReconcileLastRun,
   readReconcileRun,
-} from '../aws/index.js';
+} from '../aws/internal.js';
 
 /** Queue older than this needs attention: the retrier is not draining it (the queue age alarm's threshold). */
 export const QUEUE_AGE_ATTENTION_SECONDS = 15 * 60;

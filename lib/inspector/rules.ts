@@ -6,7 +6,7 @@
 // for strings (exact values, `prefix`, `suffix`, `anything-but`, `exists`), which is every form serverless.yml uses.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { AwsDefaults, type DeliveryRecord } from '../aws/index.js';
+import { AwsDefaults, type DeliveryRecord } from '../aws/internal.js';
 
 /** One subscriber rule: the function it invokes and its event pattern. */
 export interface InspectorRule {

@@ -14,7 +14,7 @@ import {
   type DeliveryLog,
   detailsOfHook,
   hooksOf,
-} from '../aws/index.js';
+} from '../aws/internal.js';
 import { createInspectorAuth } from './auth.js';
 import { loadPageFiles, serveFile } from './files.js';
 import { HttpError, readJson, sendJson } from './http.js';

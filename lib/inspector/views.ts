@@ -5,7 +5,7 @@ import {
   detailsOfHook,
   hooksOf,
   maskHeaders,
-} from '../aws/index.js';
+} from '../aws/internal.js';
 import { type InspectorRule, matchedRules } from './rules.js';
 
 /** One record for the page. */

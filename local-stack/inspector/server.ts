@@ -3,7 +3,7 @@
 // secret) and send signed catalogue samples (./sample-deliveries). Secrets never leave this process. A replay is of
 // one hook's record (the server hands in the hook the page picked when an id came from two).
 import { randomUUID } from 'node:crypto';
-import type { DeliveryDetails, DeliveryLog } from '../../lib/aws/index.js';
+import type { DeliveryDetails, DeliveryLog } from '../../lib/aws/internal.js';
 import {
   type ActionAnswer,
   HttpError,

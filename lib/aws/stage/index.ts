@@ -18,6 +18,15 @@ export {
   stageDefaults,
 } from '../stage-config.js';
 export {
+  type DeliveryLogConfig,
+  type IngestConfig,
+  type RedriveConfig,
+  readDeliveryLogConfig,
+  readIngestConfig,
+  readRedriveConfig,
+} from './function-config.js';
+export { parseSourceHook, type SourceHook, type SourceHookKind } from './source-hook.js';
+export {
   readWebhookSources,
   type SourceDeliveryOptions,
   sourceSecretEnv,

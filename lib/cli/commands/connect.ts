@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { DeliveryLog, SourceHook, WebhookSourceConfig } from '../../aws/index.js';
+import type { DeliveryLog, SourceHook, WebhookSourceConfig } from '../../aws/internal.js';
 import {
   checkedHook,
   pickSource,

@@ -8,7 +8,7 @@ import {
   DeliveryVerdicts,
   hooksOf,
   type SubscriberOutcome,
-} from '../../aws/index.js';
+} from '../../aws/internal.js';
 import {
   addLogOptions,
   awsFailure,

@@ -5,7 +5,7 @@ import {
   isSourceName,
   type ReconcileReport,
   SOURCE_NAME_RULE,
-} from '../../aws/index.js';
+} from '../../aws/internal.js';
 import { awsFailure, dynamoDbClient } from '../delivery-log.js';
 import { CliError, ExitCodes } from '../errors.js';
 import { checkUrl } from '../local-stack.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
 import { type Command, Option } from 'commander';
-import { type DeliveryDetails, detailsOfHook, hooksOf } from '../../aws/index.js';
+import { type DeliveryDetails, detailsOfHook, hooksOf } from '../../aws/internal.js';
 import { type Forge, Forges, replayHeaders } from '../../webhooks/index.js';
 import { archiveReplay, busArnOf, replayName, republish } from '../aws-replay.js';
 import {

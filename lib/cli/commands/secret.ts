@@ -10,7 +10,7 @@ import {
   parseSecretList,
   SOURCE_NAME_RULE,
   sourceSecretEnv,
-} from '../../aws/index.js';
+} from '../../aws/internal.js';
 import { type Forge, Forges } from '../../webhooks/index.js';
 import { awsFailure, openLog, resolveLogTarget, stageRegion } from '../delivery-log.js';
 import { CliError, ExitCodes } from '../errors.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { DeliveryOutcomes, DeliveryVerdicts } from '../../aws/index.js';
+import { DeliveryOutcomes, DeliveryVerdicts } from '../../aws/internal.js';
 import {
   addLogOptions,
   type LogOptions,

@@ -12,12 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Context } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createIngestHandler,
-  DeliveryLog,
-  readIngestConfig,
-  readStageConfig,
-} from '../../../lib/aws/index.js';
+import { createIngestHandler, DeliveryLog } from '../../../lib/aws/index.js';
+import { readIngestConfig } from '../../../lib/aws/stage/function-config.js';
+import { readStageConfig } from '../../../lib/aws/stage/index.js';
 import { createTables } from '../../../local-stack/dynamodb.js';
 import { type GitHubDeliveries, startGitHubDeliveries } from '../../../local-stack/github-deliveries.js';
 import { type GitLabEvents, startGitLabEvents } from '../../../local-stack/gitlab-events.js';

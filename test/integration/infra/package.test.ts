@@ -10,7 +10,7 @@ import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MetricDefinitions, MetricNames } from '../../../lib/aws/index.js';
+import { MetricDefinitions, MetricNames } from '../../../lib/aws/core/index.js';
 import { oslsEnv, packagedTemplate } from '../../helpers/packaged-template.js';
 
 const root = new URL('../../../', import.meta.url).pathname;

@@ -4,14 +4,9 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  DeliveryOutcomes,
-  ForgebridgeMetrics,
-  MetricDefinitions,
-  MetricNames,
-  VERIFIED_DELIVERY_OUTCOMES,
-} from '../../../lib/aws/index.js';
-import { logLineMetric } from '../../../lib/aws/metrics.js';
+import { MetricDefinitions, MetricNames, VERIFIED_DELIVERY_OUTCOMES } from '../../../lib/aws/core/index.js';
+import { DeliveryOutcomes } from '../../../lib/aws/index.js';
+import { ForgebridgeMetrics, logLineMetric } from '../../../lib/aws/metrics.js';
 
 const root = new URL('../../../', import.meta.url).pathname;
 

@@ -1,8 +1,8 @@
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createSecretsProvider, SecretsError } from '../../../lib/aws/index.js';
-import { parseSecretList } from '../../../lib/aws/secrets.js';
+import { SecretsError } from '../../../lib/aws/index.js';
+import { createSecretsProvider, parseSecretList } from '../../../lib/aws/secrets.js';
 
 const ssmMock = mockClient(SSMClient);
 

@@ -10,7 +10,7 @@ import {
   StageSettingNames,
   stageConfigPath,
   stageDefaults,
-} from '../../../lib/aws/index.js';
+} from '../../../lib/aws/stage/index.js';
 
 let dir: string;
 beforeEach(() => {

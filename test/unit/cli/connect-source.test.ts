@@ -5,7 +5,7 @@ import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-clo
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { WebhookSourceConfig } from '../../../lib/aws/index.js';
+import type { WebhookSourceConfig } from '../../../lib/aws/stage/index.js';
 import { pickSource, type StageSources, sourceEndpoint } from '../../../lib/cli/connect-source.js';
 
 const cloudFormation = mockClient(CloudFormationClient);

@@ -14,7 +14,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readIngestConfig, readStageConfig } from '../../../lib/aws/index.js';
+import { readIngestConfig } from '../../../lib/aws/stage/function-config.js';
+import { readStageConfig } from '../../../lib/aws/stage/index.js';
 import { withHook, writeHook } from '../../../lib/cli/hook-config-file.js';
 
 const LOCAL = readFileSync(new URL('../../../config/local.yml', import.meta.url), 'utf8');

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MetricDefinitions, MetricNames } from '../../../lib/aws/index.js';
+import { MetricDefinitions, MetricNames } from '../../../lib/aws/core/index.js';
 
 interface Resource {
   Type: string;

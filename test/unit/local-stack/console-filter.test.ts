@@ -1,7 +1,7 @@
 // `npm start`'s console filter over lines as `osls offline` writes them: serverless-offline's run line of the
 // retrier, the metric lines ForgebridgeMetrics prints (captured from stdout), and function log lines.
 import { describe, expect, it } from 'vitest';
-import { ForgebridgeMetrics } from '../../../lib/aws/index.js';
+import { ForgebridgeMetrics } from '../../../lib/aws/metrics.js';
 import { createConsoleFilter, parseStartArgs } from '../../../local-stack/console-filter.js';
 
 /** The lines `run` writes to stdout (not passed on: they are this test's input). */

@@ -3,15 +3,11 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  AwsDefaults,
-  DeliveryQueue,
-  EventPublisher,
-  redriveQueue,
-  resolveDelivery,
-} from '../../../../lib/aws/index.js';
+import { AwsDefaults } from '../../../../lib/aws/core/index.js';
+import { EventPublisher, resolveDelivery } from '../../../../lib/aws/index.js';
 import { ClaimCheck } from '../../../../lib/aws/publish/claim-check.js';
 import { buildEventEntry, eventEntrySize, routingFieldsOf } from '../../../../lib/aws/publish/event-entry.js';
+import { DeliveryQueue, redriveQueue } from '../../../../lib/aws/queue/index.js';
 import { type LocalS3, startS3 } from '../../../../local-stack/s3.js';
 import { signedDelivery, testIngest } from '../../../helpers/aws-delivery.js';
 import { useDynamoDbLocal } from '../../../helpers/aws-local.js';

@@ -9,14 +9,9 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createRedriveHandler,
-  DeliveryQueue,
-  EventPublisher,
-  type LoggerLike,
-  MetricNames,
-  redriveQueue,
-} from '../../../../lib/aws/index.js';
+import { MetricNames } from '../../../../lib/aws/core/index.js';
+import { createRedriveHandler, EventPublisher, type LoggerLike } from '../../../../lib/aws/index.js';
+import { DeliveryQueue, redriveQueue } from '../../../../lib/aws/queue/index.js';
 import { localClientConfig } from '../../../../local-stack/dynamodb.js';
 import { signedDelivery, testIngest } from '../../../helpers/aws-delivery.js';
 import { useDynamoDbLocal } from '../../../helpers/aws-local.js';

@@ -11,14 +11,8 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TableDefinitions } from '../../../../infra/tables.js';
-import {
-  createIngest,
-  DeliveryLog,
-  deliveryLog,
-  EventPublisher,
-  forgeWebhookSources,
-  webhookErrors,
-} from '../../../../lib/aws/index.js';
+import { DeliveryLog, EventPublisher, webhookErrors } from '../../../../lib/aws/index.js';
+import { createIngest, deliveryLog, forgeWebhookSources } from '../../../../lib/aws/ingest/index.js';
 import { createTable } from '../../../../local-stack/dynamodb.js';
 import { useDynamoDbLocal } from '../../../helpers/aws-local.js';
 import { type FaultEventBridge, startFaultEventBridge } from '../../../helpers/fault-eventbridge.js';

@@ -12,14 +12,8 @@ import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TableDefinitions } from '../../../../infra/tables.js';
-import {
-  createIngest,
-  DeliveryLog,
-  deliveryLog,
-  EventPublisher,
-  forgeWebhookSources,
-  webhookErrors,
-} from '../../../../lib/aws/index.js';
+import { DeliveryLog, EventPublisher, webhookErrors } from '../../../../lib/aws/index.js';
+import { createIngest, deliveryLog, forgeWebhookSources } from '../../../../lib/aws/ingest/index.js';
 import { sign } from '../../../../lib/webhooks/index.js';
 import { createTable } from '../../../../local-stack/dynamodb.js';
 import { type LocalS3, startS3 } from '../../../../local-stack/s3.js';

@@ -16,15 +16,14 @@ import {
   vi,
 } from 'vitest';
 import {
-  createTokenSource,
-  type GitHubAppConfig,
   GitHubAppError,
   type LoggerLike,
-  type OAuthClientConfig,
   type RefreshRun,
-  refreshTokens,
   TokenStoreError,
 } from '../../../../lib/aws/index.js';
+import type { GitHubAppConfig, OAuthClientConfig } from '../../../../lib/aws/tokens/config.js';
+import { refreshTokens } from '../../../../lib/aws/tokens/refresh.js';
+import { createTokenSource } from '../../../../lib/aws/tokens/token-source.js';
 import { tokenPartitionKey } from '../../../../lib/aws/tokens/token-store.js';
 import type { HttpRequest } from '../../../../lib/oauth2/types.js';
 import {

@@ -2,14 +2,10 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  createTokenSource,
-  type OAuthClientConfig,
-  refreshTokens,
-  TokenStore,
-  TokenStoreConflictError,
-} from '../../../../lib/aws/index.js';
-import { clientTarget } from '../../../../lib/aws/tokens/token-source.js';
+import { TokenStore, TokenStoreConflictError } from '../../../../lib/aws/index.js';
+import type { OAuthClientConfig } from '../../../../lib/aws/tokens/config.js';
+import { refreshTokens } from '../../../../lib/aws/tokens/refresh.js';
+import { clientTarget, createTokenSource } from '../../../../lib/aws/tokens/token-source.js';
 import { tokenPartitionKey } from '../../../../lib/aws/tokens/token-store.js';
 import { AccessToken, Client } from '../../../../lib/oauth2/index.js';
 import {

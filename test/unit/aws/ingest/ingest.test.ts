@@ -13,12 +13,8 @@ import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
-import {
-  createIngest,
-  createIngestHandler,
-  EventPublisher,
-  type PublisherLike,
-} from '../../../../lib/aws/index.js';
+import { createIngestHandler, EventPublisher, type PublisherLike } from '../../../../lib/aws/index.js';
+import { createIngest } from '../../../../lib/aws/ingest/index.js';
 import { useIngestMocks } from '../../../helpers/aws-mocks.js';
 import { invoke, lambdaContext, payload, recordingLogger, SECRET, v1Event, v2Event } from './events.js';
 

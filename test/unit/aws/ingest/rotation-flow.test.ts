@@ -10,12 +10,8 @@ import { GetParameterCommand, PutParameterCommand, SSMClient } from '@aws-sdk/cl
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import {
-  createIngestHandler,
-  type DeliveryRecord,
-  EventPublisher,
-  parseSecretList,
-} from '../../../../lib/aws/index.js';
+import { createIngestHandler, type DeliveryRecord, EventPublisher } from '../../../../lib/aws/index.js';
+import { parseSecretList } from '../../../../lib/aws/secrets.js';
 import { checkRecords } from '../../../../lib/cli/secret-rotation.js';
 import { useIngestMocks } from '../../../helpers/aws-mocks.js';
 import { runMain } from '../../../helpers/cli-in-process.js';

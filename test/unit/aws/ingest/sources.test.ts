@@ -17,15 +17,14 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { dedupeKeyOf } from '../../../../lib/aws/delivery-key.js';
 import {
   createIngestHandler,
-  DeliveryQueue,
   type ForgeWebhookEvent,
-  forgeWebhookSources,
-  type QueuedDelivery,
-  readIngestConfig,
   resolveDelivery,
   webhookErrors,
 } from '../../../../lib/aws/index.js';
+import { forgeWebhookSources } from '../../../../lib/aws/ingest/index.js';
 import { buildEventEntry, eventEntrySize } from '../../../../lib/aws/publish/event-entry.js';
+import { DeliveryQueue, type QueuedDelivery } from '../../../../lib/aws/queue/index.js';
+import { readIngestConfig } from '../../../../lib/aws/stage/function-config.js';
 import { deliveryHeaders, type Forge } from '../../../../lib/webhooks/index.js';
 import { invoke, lambdaContext, recordingLogger } from './events.js';
 

@@ -1,7 +1,7 @@
 // FORGEBRIDGE_WEBHOOK_SOURCES entries of the Standard Webhooks presets: a per-source timestamp tolerance and
 // GitLab's required scheme, checked at the cold start.
 import { describe, expect, it } from 'vitest';
-import { readIngestConfig } from '../../../../lib/aws/index.js';
+import { readIngestConfig } from '../../../../lib/aws/stage/function-config.js';
 
 const env = (sources: unknown[]) => ({
   FORGEBRIDGE_BUS_NAME: 'bus',

@@ -2,7 +2,8 @@
 // at construction (the Lambda's cold start), never a failed run.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { createReconcileHandler, readReconcileConfig } from '../../../../lib/aws/index.js';
+import { createReconcileHandler } from '../../../../lib/aws/index.js';
+import { readReconcileConfig } from '../../../../lib/aws/reconcile/config.js';
 
 const logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 const base = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readDeliveryLogConfig, readIngestConfig } from '../../../../lib/aws/index.js';
+import { readDeliveryLogConfig, readIngestConfig } from '../../../../lib/aws/stage/function-config.js';
 import { readDelivery } from '../../../../lib/webhooks/index.js';
 
 const required = { FORGEBRIDGE_BUS_NAME: 'bus', FORGEBRIDGE_DEDUPE_TABLE: 'dedupe' };

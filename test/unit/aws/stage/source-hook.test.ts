@@ -1,7 +1,7 @@
 // The `hook` object of a source in FORGEBRIDGE_WEBHOOK_SOURCES, read by readIngestConfig (the reconciler reads
 // the same sources): each kind's fields, defaults, and a clear error for every malformed field or forge.
 import { describe, expect, it } from 'vitest';
-import { readIngestConfig } from '../../../../lib/aws/index.js';
+import { readIngestConfig } from '../../../../lib/aws/stage/function-config.js';
 
 const base = { FORGEBRIDGE_BUS_NAME: 'bus', FORGEBRIDGE_DEDUPE_TABLE: 'dedupe' };
 const withSources = (sources: unknown[]) =>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readForgeApiConfig, readOAuthClients, readTokenConfig } from '../../../../lib/aws/index.js';
+import { readForgeApiConfig, readOAuthClients, readTokenConfig } from '../../../../lib/aws/tokens/config.js';
 
 const bot = { provider: 'forge', clientId: 'bot', site: 'https://forge.example.com' };
 

@@ -6,13 +6,15 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import { MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createTokenSource, type GitHubAppConfig, GitHubAppError } from '../../../../lib/aws/index.js';
+import { GitHubAppError } from '../../../../lib/aws/index.js';
+import type { GitHubAppConfig } from '../../../../lib/aws/tokens/config.js';
 import {
   gitHubAppKey,
   gitHubAppTarget,
   loadGitHubAppKey,
   signGitHubAppJwt,
 } from '../../../../lib/aws/tokens/github-app.js';
+import { createTokenSource } from '../../../../lib/aws/tokens/token-source.js';
 import { AccessToken } from '../../../../lib/oauth2/index.js';
 import { registerSecret } from '../../../helpers/secrets.js';
 

@@ -4,7 +4,6 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   AwsBridgeError,
-  refreshTokens,
   SecretsError,
   type TokenLike,
   TokenRefreshError,
@@ -12,6 +11,7 @@ import {
   TokenStore,
   type TokenTarget,
 } from '../../../../lib/aws/index.js';
+import { refreshTokens } from '../../../../lib/aws/tokens/refresh.js';
 
 const ddbMock = mockClient(DynamoDBDocumentClient);
 const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' }));

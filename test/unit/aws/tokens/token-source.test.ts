@@ -4,14 +4,13 @@ import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@
 import { mockClient } from 'aws-sdk-client-mock';
 import { MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { SecretsError, TokenStore } from '../../../../lib/aws/index.js';
+import type { OAuthClientConfig } from '../../../../lib/aws/tokens/config.js';
 import {
+  clientTarget,
   createTokenSource,
   createTokenSources,
-  type OAuthClientConfig,
-  SecretsError,
-  TokenStore,
-} from '../../../../lib/aws/index.js';
-import { clientTarget } from '../../../../lib/aws/tokens/token-source.js';
+} from '../../../../lib/aws/tokens/token-source.js';
 import { tokenPartitionKey } from '../../../../lib/aws/tokens/token-store.js';
 import { AccessToken } from '../../../../lib/oauth2/index.js';
 
