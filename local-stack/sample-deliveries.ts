@@ -4,12 +4,12 @@
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import {
+  asSentBy,
   deliveryHeaders,
   type Forge,
   forgeOwnSample,
   forgeOwnSampleNames,
   hasOwnShapes,
-  resolvePreset,
   sign,
 } from '../lib/webhooks/index.js';
 
@@ -139,11 +139,7 @@ export function forgeSample(forge: Forge, eventName: string): ForgeSample {
     return { forge, nativeName: found.nativeName, payload: found.payload };
   }
   const { name, payload } = sampleDelivery(eventName);
-  if (resolvePreset(forge).eventNames === 'sender') {
-    // A Standard Webhooks payload names its event in `type` (`issues.opened`): no event header.
-    return { forge, nativeName: eventName, payload: { type: eventName, ...(payload as object) } };
-  }
-  return { forge, nativeName: name, payload };
+  return { forge, ...asSentBy(forge, eventName, { nativeName: name, payload }) };
 }
 
 /**

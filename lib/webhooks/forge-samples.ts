@@ -3,7 +3,7 @@
  * events") and Bitbucket Cloud ("Event payloads"), small payloads for the catalogue names they map to
  * (docs/forges.md). GitHub, Gitea and Forgejo send GitHub's names and shapes: their samples are GitHub's.
  */
-import type { Forge } from './forges.js';
+import { type Forge, resolvePreset } from './forges.js';
 
 /** A forge's own delivery for a catalogue name: its event header's value and its payload. */
 export interface ForgeOwnSample {
@@ -81,6 +81,22 @@ const OWN_SAMPLES: Record<OwnShapeForge, Record<string, [string, Record<string, 
     ],
   },
 };
+
+/**
+ * A sample in GitHub's shape (its event header's value and payload) as `forge` sends it: a Standard Webhooks
+ * sender (its preset's `eventNames` is `sender`) sends no event header and names the catalogue event in the
+ * payload's `type` (`issues.opened`), which is then its native name; any other forge sends the sample as it is.
+ *
+ * @example
+ * ```ts
+ * asSentBy('standard', 'issues.opened', { nativeName: 'issues', payload: { action: 'opened' } });
+ * // { nativeName: 'issues.opened', payload: { type: 'issues.opened', action: 'opened' } }
+ * ```
+ */
+export function asSentBy(forge: Forge, eventName: string, sample: ForgeOwnSample): ForgeOwnSample {
+  if (resolvePreset(forge).eventNames !== 'sender') return sample;
+  return { nativeName: eventName, payload: { type: eventName, ...sample.payload } };
+}
 
 /** Whether `forge` names its events and shapes its payloads its own way (GitLab, Bitbucket), not GitHub's. */
 export function hasOwnShapes(forge: Forge): forge is OwnShapeForge {

@@ -45,6 +45,7 @@ export type {
   WebhookEventName,
 } from './event-types.js';
 export {
+  asSentBy,
   type ForgeOwnSample,
   forgeOwnSample,
   forgeOwnSampleNames,

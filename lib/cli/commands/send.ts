@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Command, Option } from 'commander';
 import { DELIVERY_ID_RULE, isDeliveryId } from '../../aws/core/index.js';
 import {
+  asSentBy,
   deliveryHeaders,
   type Forge,
   Forges,
@@ -156,9 +157,8 @@ async function payloadOf(
   // A Standard Webhooks sender names its event in the payload's `type` (`issues.opened`): no event header.
   const typed = resolvePreset(forge).eventNames === 'sender';
   if (file === undefined) {
-    const sample = findSample(event);
-    const payload = typed ? { type: event.full, ...(sample.payload as object) } : sample.payload;
-    return { body: Buffer.from(JSON.stringify(payload), 'utf8'), nativeName: sample.nativeName };
+    const { nativeName, payload } = asSentBy(forge, event.full, findSample(event));
+    return { body: Buffer.from(JSON.stringify(payload), 'utf8'), nativeName };
   }
   const { bytes, payload } = await readPayloadFile(file);
   if (typed && typeof payload.type !== 'string') {
