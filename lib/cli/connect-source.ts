@@ -15,8 +15,10 @@ import {
 import { stageConfig } from './commands/config.js';
 import { awsFailure, type LogTarget, resolveLogTarget, stackOutputs, stageRegion } from './delivery-log.js';
 import { CliError, ExitCodes } from './errors.js';
-import { checkUrl, localSources, readStackState, stateFile } from './local-stack.js';
+import type { HookForge } from './hook-apis/index.js';
+import { checkUrl, localSources } from './local-stack.js';
 import { ParameterSecrets } from './secret-rotation.js';
+import { readStackState, stateFile } from './state-file.js';
 
 /** The CloudFormation outputs naming the ingest's doors: its Function URL, else the HTTP API. */
 export const INGEST_URL_OUTPUTS = ['IngestLambdaFunctionUrl', 'HttpApiUrl'] as const;
@@ -71,7 +73,7 @@ export function stageSources(options: StageOptions): StageSources {
 /** The source to connect: `--source`, else the stage's one source of the forge. */
 export function pickSource(
   stage: StageSources,
-  forge: 'github' | 'gitlab',
+  forge: HookForge,
   name: string | undefined,
 ): WebhookSourceConfig {
   const listed = stage.sources.map((source) => `${source.name} (${source.forge})`).join(', ');
@@ -191,7 +193,7 @@ function newest(list: string): string {
  * The source's `hook` checked by the reconciler's own reader (the kind's fields, the API base: https, http only on
  * loopback); a one-line error naming the option otherwise.
  */
-export function checkedHook(forge: 'github' | 'gitlab', hook: Record<string, unknown>): SourceHook {
+export function checkedHook(forge: HookForge, hook: Record<string, unknown>): SourceHook {
   try {
     const [source] = readIngestConfig({
       ...stageDefaults('local'),

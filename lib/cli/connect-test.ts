@@ -15,6 +15,7 @@ import {
   readAttempts,
   testRequest,
 } from './forge-hooks.js';
+import { HOOK_APIS } from './hook-apis/index.js';
 
 /** How the test delivery ended. */
 export interface TestOutcome {
@@ -40,13 +41,11 @@ export interface TestDeliveryOptions {
   pollMs?: number;
 }
 
-/** The catalogue event of each forge's test delivery: GitHub's `ping`, GitLab's push test. */
-const TEST_EVENT = { github: 'ping', gitlab: 'push' } as const;
-
 /** Asks the forge for the hook's test delivery and waits for the ingest's verdict on it. */
 export async function runTestDelivery(options: TestDeliveryOptions): Promise<TestOutcome> {
   const { client, place, hookId, log, source } = options;
   const forge = forgeOf(place);
+  const api = HOOK_APIS[forge];
   // The forge's log of the hook, where it can be read (a forge or token without it still connects).
   const attempts = async (): Promise<ForgeAttempt[] | undefined> => {
     try {
@@ -56,11 +55,11 @@ export async function runTestDelivery(options: TestDeliveryOptions): Promise<Tes
       return undefined;
     }
   };
-  const ours = (record: DeliveryRecord) =>
-    forge !== 'github' || record.hook === undefined || record.hook === String(hookId);
+  // A record names the hook that sent it where the forge's preset reads a hook header (GitHub's hook id).
+  const ours = (record: DeliveryRecord) => record.hook === undefined || record.hook === String(hookId);
   const recent = async () =>
     (
-      await log.list({ source, event: TEST_EVENT[forge], since: Date.now() - 15 * 60_000, limit: 100 })
+      await log.list({ source, event: api.testEvent, since: Date.now() - 15 * 60_000, limit: 100 })
     ).records.filter(ours);
   const seen = new Set((await recent()).map((record) => record.recordId));
   const before = await attempts();
@@ -74,7 +73,9 @@ export async function runTestDelivery(options: TestDeliveryOptions): Promise<Tes
   while (performance.now() < deadline) {
     if (before !== undefined && attempt?.deliveryId === undefined) {
       attempt = (await attempts())?.find(
-        (candidate) => !known.has(candidate.id) && (forge === 'gitlab' || candidate.event === 'ping'),
+        (candidate) =>
+          !known.has(candidate.id) &&
+          (api.testAttemptEvent === undefined || candidate.event === api.testAttemptEvent),
       );
     }
     const record =

@@ -4,6 +4,7 @@
  */
 import { CliError, ExitCodes } from './errors.js';
 import type { HookRequest } from './forge-hooks.js';
+import { HOOK_APIS, type HookForge } from './hook-apis/index.js';
 import { NETWORK_REASONS } from './http.js';
 
 /** A forge's answer: status and parsed JSON body (`undefined` when empty or not JSON), and the `Link` header. */
@@ -15,7 +16,7 @@ export interface ForgeAnswer {
 
 /** Options of {@link forgeClient}. */
 export interface ForgeClientOptions {
-  forge: 'github' | 'gitlab';
+  forge: HookForge;
   /** The API base, without a trailing slash. */
   api: string;
   token: string;
@@ -50,10 +51,9 @@ export function forgeClient(options: ForgeClientOptions): ForgeClient {
     async send(request, accept = []) {
       const url = `${options.api}${request.path}`;
       const headers: Record<string, string> = {
-        accept: options.forge === 'github' ? 'application/vnd.github+json' : 'application/json',
+        ...HOOK_APIS[options.forge].headers,
         authorization: `Bearer ${options.token}`,
         'user-agent': options.userAgent ?? 'forgebridge-cli',
-        ...(options.forge === 'github' ? { 'x-github-api-version': '2022-11-28' } : {}),
         ...(request.body === undefined ? {} : { 'content-type': 'application/json' }),
       };
       let response: Response;

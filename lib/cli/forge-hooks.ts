@@ -1,9 +1,10 @@
 /**
  * A forge-side hook as `forgebridge connect` sees it, pure: the REST requests that list, create, update and test
  * a GitHub repository / organization hook or a GitLab project / group hook (path and body, no I/O), what a
- * forge's answer says of a hook and of its recent deliveries, and what is wrong with a hook for its source.
+ * forge's answer says of a hook and of its recent deliveries, and what is wrong with a hook for its source. What
+ * differs between the forges is their hooks API's (./hook-apis).
  */
-import { GITLAB_ALL_TRIGGERS, GITLAB_TEST_TRIGGER } from './hook-events.js';
+import { HOOK_APIS, type HookForge, hookApiOf } from './hook-apis/index.js';
 
 /** Where a hook lives. */
 export type HookPlace =
@@ -12,10 +13,7 @@ export type HookPlace =
   | { kind: 'project'; project: string }
   | { kind: 'group'; group: string };
 
-/** The forge a place belongs to. */
-export function forgeOf(place: HookPlace): 'github' | 'gitlab' {
-  return place.kind === 'repo' || place.kind === 'org' ? 'github' : 'gitlab';
-}
+export { forgeOf } from './hook-apis/index.js';
 
 /** `acme/web`, `org acme`, `project acme/web`, `group acme`. */
 export function placeLabel(place: HookPlace): string {
@@ -76,24 +74,7 @@ export function getRequest(place: HookPlace, id: number): HookRequest {
  * events, off for the rest: GitLab turns `push_events` on by default).
  */
 export function createRequest(place: HookPlace, wanted: WantedHook): HookRequest {
-  if (forgeOf(place) === 'github') {
-    return {
-      method: 'POST',
-      path: hooksPath(place),
-      body: {
-        name: 'web',
-        active: true,
-        events: [...wanted.events],
-        config: { url: wanted.url, content_type: 'json', secret: wanted.secret, insecure_ssl: '0' },
-      },
-    };
-  }
-  const flags = Object.fromEntries(GITLAB_ALL_TRIGGERS.map((flag) => [flag, wanted.events.includes(flag)]));
-  return {
-    method: 'POST',
-    path: hooksPath(place),
-    body: { url: wanted.url, token: wanted.secret, enable_ssl_verification: true, ...flags },
-  };
+  return { method: 'POST', path: hooksPath(place), body: hookApiOf(place).createBody(wanted) };
 }
 
 /**
@@ -108,51 +89,17 @@ export function updateRequest(
   wanted: WantedHook,
   options: { secret: boolean },
 ): HookRequest {
-  const path = `${hooksPath(place)}/${hook.id}`;
-  if (forgeOf(place) === 'github') {
-    const all = wanted.events.includes('*');
-    const missing = wanted.events.filter((event) => !hook.events.includes(event));
-    return {
-      method: 'PATCH',
-      path,
-      body: {
-        active: true,
-        config: {
-          url: wanted.url,
-          content_type: 'json',
-          insecure_ssl: '0',
-          ...(options.secret ? { secret: wanted.secret } : {}),
-        },
-        ...(all ? { events: ['*'] } : missing.length > 0 ? { add_events: missing } : {}),
-      },
-    };
-  }
-  return {
-    method: 'PUT',
-    path,
-    body: {
-      url: wanted.url,
-      enable_ssl_verification: true,
-      ...(options.secret ? { token: wanted.secret } : {}),
-      ...Object.fromEntries(wanted.events.map((flag) => [flag, true])),
-    },
-  };
+  return { ...hookApiOf(place).update(hook, wanted, options), path: `${hooksPath(place)}/${hook.id}` };
 }
 
 /** The forge's test delivery: GitHub's ping (`POST .../pings`), GitLab's test hook (`POST .../test/push_events`). */
 export function testRequest(place: HookPlace, id: number): HookRequest {
-  const path = `${hooksPath(place)}/${id}`;
-  return forgeOf(place) === 'github'
-    ? { method: 'POST', path: `${path}/pings` }
-    : { method: 'POST', path: `${path}/test/${GITLAB_TEST_TRIGGER}` };
+  return { method: 'POST', path: `${hooksPath(place)}/${id}${hookApiOf(place).testPath}` };
 }
 
 /** The hook's latest deliveries as the forge logged them (GitHub's deliveries, GitLab's events). */
 export function attemptsRequest(place: HookPlace, id: number): HookRequest {
-  const path = `${hooksPath(place)}/${id}`;
-  return forgeOf(place) === 'github'
-    ? { method: 'GET', path: `${path}/deliveries?per_page=20` }
-    : { method: 'GET', path: `${path}/events?per_page=20` };
+  return { method: 'GET', path: `${hooksPath(place)}/${id}${hookApiOf(place).attemptsPath}` };
 }
 
 /** A hook as the forge describes it, in terms both forges share. */
@@ -170,37 +117,11 @@ export interface ForgeHook {
 }
 
 /** A hook of a forge's answer, or `undefined` when the answer is not one. */
-export function readHook(forge: 'github' | 'gitlab', value: unknown): ForgeHook | undefined {
+export function readHook(forge: HookForge, value: unknown): ForgeHook | undefined {
   if (value === null || typeof value !== 'object') return undefined;
   const hook = value as Record<string, unknown>;
   if (typeof hook.id !== 'number') return undefined;
-  if (forge === 'github') {
-    const config = (hook.config ?? {}) as Record<string, unknown>;
-    const insecure = config.insecure_ssl;
-    return {
-      id: hook.id,
-      url: typeof config.url === 'string' ? config.url : undefined,
-      contentType: typeof config.content_type === 'string' ? config.content_type : undefined,
-      tlsVerification: insecure === undefined || insecure === '0' || insecure === 0,
-      active: hook.active === true,
-      hasSecret: typeof config.secret === 'string' && config.secret.length > 0,
-      events: Array.isArray(hook.events) ? hook.events.filter((event) => typeof event === 'string') : [],
-    };
-  }
-  const status = hook.alert_status;
-  const disabledUntil =
-    typeof hook.disabled_until === 'string' ? Date.parse(hook.disabled_until) : Number.NaN;
-  return {
-    id: hook.id,
-    url: typeof hook.url === 'string' ? hook.url : undefined,
-    contentType: 'json',
-    tlsVerification: hook.enable_ssl_verification !== false,
-    active:
-      (status === undefined || status === 'executable') &&
-      !(Number.isFinite(disabledUntil) && disabledUntil > Date.now()),
-    hasSecret: undefined,
-    events: Object.keys(hook).filter((key) => key.endsWith('_events') && hook[key] === true),
-  };
+  return HOOK_APIS[forge].readHook(hook as Record<string, unknown> & { id: number });
 }
 
 /** One delivery attempt from the forge's log: its id there, our delivery id, the status it got (0: none). */
@@ -214,35 +135,12 @@ export interface ForgeAttempt {
 }
 
 /** The attempts of a forge's delivery-log answer, newest first as the forges list them. */
-export function readAttempts(forge: 'github' | 'gitlab', value: unknown): ForgeAttempt[] {
+export function readAttempts(forge: HookForge, value: unknown): ForgeAttempt[] {
   if (!Array.isArray(value)) return [];
   return value.flatMap((item): ForgeAttempt[] => {
     const entry = (item ?? {}) as Record<string, unknown>;
     if (typeof entry.id !== 'number') return [];
-    if (forge === 'github') {
-      return [
-        {
-          id: entry.id,
-          deliveryId: typeof entry.guid === 'string' ? entry.guid : undefined,
-          event: typeof entry.event === 'string' ? entry.event : undefined,
-          status: typeof entry.status_code === 'number' ? entry.status_code : 0,
-          sentSecret: undefined,
-        },
-      ];
-    }
-    const headers = (entry.request_headers ?? {}) as Record<string, unknown>;
-    const key = headers['Idempotency-Key'];
-    const status = Number(entry.response_status);
-    return [
-      {
-        id: entry.id,
-        deliveryId: typeof key === 'string' ? key : undefined,
-        event:
-          typeof headers['X-Gitlab-Event'] === 'string' ? (headers['X-Gitlab-Event'] as string) : undefined,
-        status: Number.isInteger(status) ? status : 0,
-        sentSecret: 'X-Gitlab-Token' in headers,
-      },
-    ];
+    return [HOOK_APIS[forge].readAttempt(entry as Record<string, unknown> & { id: number })];
   });
 }
 

@@ -8,9 +8,6 @@ import { type Forge, Forges, forgeSecret, resolvePreset } from '../webhooks/inde
 import { CliError } from './errors.js';
 import { type FoundStackState, type LocalSource, readStackState, stateFile } from './state-file.js';
 
-// For the commands that take their target from here (the reader and its schema live in state-file.ts).
-export { readStackState, stateFile } from './state-file.js';
-
 /** The webhook URL `npm start` prints when its preferred port 3000 is free. */
 export const DEFAULT_WEBHOOK_URL = 'http://127.0.0.1:3000/webhooks';
 

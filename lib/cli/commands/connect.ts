@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { DeliveryLog, SourceHook, WebhookSourceConfig } from '../../aws/internal.js';
+import { deliveryLogOf } from '../../webhooks/index.js';
 import {
   checkedHook,
   pickSource,
@@ -28,18 +29,13 @@ import {
   updateRequest,
   type WantedHook,
 } from '../forge-hooks.js';
+import { HOOK_APIS, type HookForge, HookForges, type PlaceOptions } from '../hook-apis/index.js';
 import { type HookEntry, writeHook } from '../hook-config-file.js';
-import { gitHubEvents, gitLabTriggers, projectEvents, type RoutedEvents } from '../hook-events.js';
+import { projectEvents, type RoutedEvents } from '../hook-events.js';
 import { print } from '../output.js';
 import { positiveInteger } from '../parse.js';
 
-type HookForge = 'github' | 'gitlab';
-
-interface ConnectOptions extends StageOptions {
-  repo?: string;
-  org?: string;
-  project?: string;
-  group?: string;
+interface ConnectOptions extends StageOptions, PlaceOptions {
   source?: string;
   api?: string;
   tokenEnv?: string;
@@ -49,12 +45,6 @@ interface ConnectOptions extends StageOptions {
   check?: boolean;
   timeout: string;
 }
-
-/** The forges' public API bases (`--api` names another: GitHub Enterprise, a self-managed GitLab). */
-export const DEFAULT_APIS: Record<HookForge, string> = {
-  github: 'https://api.github.com',
-  gitlab: 'https://gitlab.com/api/v4',
-};
 
 /** Registers `connect github`, `connect gitlab` and `connect --check`. */
 export function registerConnect(program: Command): void {
@@ -73,21 +63,10 @@ export function registerConnect(program: Command): void {
       throw new CliError('name the forge ("connect github" or "connect gitlab") or pass "--check"');
     await check(undefined, options);
   });
-  for (const forge of ['github', 'gitlab'] as const) {
-    const sub = connect
-      .command(forge)
-      .description(
-        `connect a ${forge === 'github' ? 'GitHub repository or organization' : 'GitLab project or group'} to a source`,
-      );
-    if (forge === 'github') {
-      sub
-        .option('--repo <owner/name>', 'the repository whose hook to create')
-        .option('--org <login>', "the organization's hook instead");
-    } else {
-      sub
-        .option('--project <path>', 'the project (id or full path) whose hook to create')
-        .option('--group <path>', "the group's hook instead");
-    }
+  for (const forge of HookForges) {
+    const api = HOOK_APIS[forge];
+    const sub = connect.command(forge).description(`connect a ${api.placeWords} to a source`);
+    for (const [flags, description] of api.placeOptions) sub.option(flags, description);
     // The common options are connect's own (given before or after the forge): the help shows them here too.
     sub.configureHelp({ showGlobalOptions: true });
     sub.addHelpText(
@@ -139,23 +118,7 @@ function addCommon(command: Command): void {
 
 /** The hook's place from the options: exactly one of the forge's two. */
 export function placeOf(forge: HookForge, options: ConnectOptions): HookPlace {
-  if (forge === 'github') {
-    if ((options.repo === undefined) === (options.org === undefined)) {
-      throw new CliError('pass one of "--repo <owner/name>" and "--org <login>"');
-    }
-    if (options.org !== undefined) return { kind: 'org', org: options.org };
-    const [owner, repo, extra] = (options.repo as string).split('/');
-    if (owner === undefined || repo === undefined || extra !== undefined || owner === '' || repo === '') {
-      throw new CliError('"--repo" must be "owner/name"');
-    }
-    return { kind: 'repo', owner, repo };
-  }
-  if ((options.project === undefined) === (options.group === undefined)) {
-    throw new CliError('pass one of "--project <path>" and "--group <path>"');
-  }
-  return options.project !== undefined
-    ? { kind: 'project', project: options.project }
-    : { kind: 'group', group: options.group as string };
+  return HOOK_APIS[forge].placeOf(options);
 }
 
 /** The forge token from the variable `--token-env` names; never from the command line. */
@@ -179,7 +142,7 @@ function routed(forge: HookForge, options: ConnectOptions): RoutedEvents {
 }
 
 function eventsFor(forge: HookForge, events: RoutedEvents): string[] {
-  return forge === 'github' ? gitHubEvents(events) : gitLabTriggers(events);
+  return HOOK_APIS[forge].events(events);
 }
 
 /** The hook entry a source names, in the reconciler's shape. */
@@ -215,7 +178,8 @@ async function connectHook(forge: HookForge, options: ConnectOptions): Promise<v
       `pass "--provider <name>": the stage has ${stage.providers.length} OAuth clients (${stage.providers.join(', ')})`,
     );
   }
-  const api = (options.api ?? DEFAULT_APIS[forge]).replace(/\/+$/, '');
+  // The forge's public API by default (`--api` names another: GitHub Enterprise, a self-managed GitLab).
+  const api = (options.api ?? deliveryLogOf(forge).api).replace(/\/+$/, '');
   // The hook as the reconciler will read it: the same checks (https, http on loopback only; the names).
   const entry = checkedHook(forge, hookEntry(place, 1, api, provider)) as SourceHook;
   const endpoint = await sourceEndpoint(options, source);

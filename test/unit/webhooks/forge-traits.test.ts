@@ -7,7 +7,9 @@ import { describe, expect, it, vi } from 'vitest';
 import { readReconcileConfig } from '../../../lib/aws/reconcile/config.js';
 import { stageDefaults } from '../../../lib/aws/stage/index.js';
 import { parseSourceHook } from '../../../lib/aws/stage/source-hook.js';
+import { forgeOf, HOOK_APIS } from '../../../lib/cli/hook-apis/index.js';
 import {
+  asSentBy,
   createEventHandler,
   DeliveryLogForges,
   deliveryLogOf,
@@ -95,6 +97,46 @@ describe('the presets’ traits', () => {
   });
 });
 
+describe('connect’s hooks APIs', () => {
+  it('are one per forge with a delivery log, each on hook kinds its preset’s deliveryLog names', () => {
+    expect(Object.keys(HOOK_APIS)).toEqual([...DeliveryLogForges]);
+    for (const forge of DeliveryLogForges) {
+      for (const kind of HOOK_APIS[forge].placeKinds) {
+        expect(deliveryLogOf(forge).hookKinds).toContain(kind);
+      }
+    }
+    expect(forgeOf({ kind: 'org', org: 'acme' })).toBe('github');
+    expect(forgeOf({ kind: 'group', group: 'acme' })).toBe('gitlab');
+  });
+
+  it('send the API’s own headers and name the test delivery as the delivery log records it', () => {
+    expect(HOOK_APIS.github.headers).toEqual({
+      accept: 'application/vnd.github+json',
+      'x-github-api-version': '2022-11-28',
+    });
+    expect(HOOK_APIS.gitlab.headers).toEqual({ accept: 'application/json' });
+    expect(DeliveryLogForges.map((forge) => HOOK_APIS[forge].testEvent)).toEqual(['ping', 'push']);
+  });
+});
+
+describe('asSentBy()', () => {
+  const sample = { nativeName: 'issues', payload: { action: 'opened' } };
+
+  it.each(['standard', 'svix'] as const)(
+    'puts the event name in the %s sample’s type, its native name',
+    (forge) => {
+      expect(asSentBy(forge, 'issues.opened', sample)).toEqual({
+        nativeName: 'issues.opened',
+        payload: { type: 'issues.opened', action: 'opened' },
+      });
+    },
+  );
+
+  it('leaves a catalogue forge’s sample as it is', () => {
+    expect(asSentBy('gitea', 'issues.opened', sample)).toBe(sample);
+  });
+});
+
 describe('forgeSecret()', () => {
   it('makes a whsec_ key for a Standard Webhooks sender, the same for the same seed', () => {
     expect(forgeSecret('svix', 'seed')).toBe(standardSecret('seed'));
@@ -175,12 +217,12 @@ function forgeNameBranches(): string[] {
       }
     }
   };
-  for (const folder of ['lib/webhooks', 'lib/aws', 'local-stack', 'scripts']) visit(folder);
+  for (const folder of ['lib/webhooks', 'lib/aws', 'lib/cli', 'local-stack', 'scripts']) visit(folder);
   return found;
 }
 
 describe('forge names', () => {
-  it('are tested nowhere in lib/webhooks, lib/aws, local-stack or scripts outside the preset table', () => {
+  it('are tested nowhere in lib/webhooks, lib/aws, lib/cli, local-stack or scripts outside the preset table', () => {
     expect(forgeNameBranches()).toEqual([]);
   });
 });
