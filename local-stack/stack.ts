@@ -14,6 +14,7 @@ import {
   readIngestConfig,
   readStageConfig,
   sourceSecretEnv,
+  withSourceHooks,
 } from '../lib/aws/internal.js';
 import type { LocalSource } from '../lib/cli/state-file.js';
 import { type Forge, forgeSecret } from '../lib/webhooks/index.js';
@@ -287,13 +288,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       FORGEBRIDGE_BUCKET: names.bucket,
       FORGEBRIDGE_WEBHOOK_SECRET: secret,
       // Offline, each source's secret comes from FORGEBRIDGE_WEBHOOK_SECRET[_<NAME>]. config/local.yml's sources; with the stand-ins, the github and gitlab ones name the hook the reconciler reads.
-      FORGEBRIDGE_WEBHOOK_SOURCES: JSON.stringify(
-        (JSON.parse(LOCAL_CONFIG.settings.FORGEBRIDGE_WEBHOOK_SOURCES) as { name: string }[]).map((source) =>
-          standIns !== undefined && Object.hasOwn(standIns.hooks, source.name)
-            ? { ...source, hook: standIns.hooks[source.name as keyof ForgeStandIns['hooks']] }
-            : source,
-        ),
-      ),
+      FORGEBRIDGE_WEBHOOK_SOURCES: withSourceHooks(LOCAL_CONFIG.settings, standIns?.hooks ?? {}),
       ...Object.fromEntries(
         LOCAL_SOURCES.filter(({ name }) => name !== 'default').map(({ name }) => [
           sourceSecretEnv(name),

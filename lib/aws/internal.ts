@@ -46,6 +46,7 @@ export {
   stageConfigPath,
   stageDefaults,
   type WebhookSourceConfig,
+  withSourceHooks,
 } from './stage/index.js';
 export { createSubscriber } from './subscriber/index.js';
 export type { DeliveryDetail, DeliveryEntry, PayloadRef } from './types.js';

@@ -5,18 +5,27 @@ import type { Env } from './env.js';
 import { SecretsError } from './errors.js';
 import { isOffline } from './rules.js';
 
+/**
+ * Where a secret is kept, in the fields a webhook source and an OAuth client name it with: {@link
+ * createSecretsProvider} takes such an object as it is.
+ */
+export interface SecretLocation {
+  /** SSM parameter (SecureString) holding the secret, or several separated by commas or newlines. */
+  readonly secretParameter?: string | undefined;
+  /** Variable holding the secret(s) when offline. Default: the provider's `defaultSecretEnv`. */
+  readonly secretEnv?: string | undefined;
+}
+
 /** Options of {@link createSecretsProvider}. Defaults live in {@link AwsDefaults}. */
 export interface SecretsProviderOptions {
-  /** SSM parameter (SecureString) holding the secret, or several separated by commas or newlines. */
-  parameterName?: string | undefined;
   /** SSM client. Default: one constructed by Powertools on first use. */
   ssm?: SSMClient | undefined;
   /** How long fetched secrets are reused, in seconds. Default 300. */
   maxAgeSeconds?: number | undefined;
   /** Read the secrets from an environment variable instead of SSM. Default: `IS_OFFLINE` is set (serverless-offline). */
   offline?: boolean | undefined;
-  /** Variable holding the secrets when offline. Default `'FORGEBRIDGE_WEBHOOK_SECRET'`. */
-  envVar?: string | undefined;
+  /** Variable holding the secrets when offline and the location names none. Default `'FORGEBRIDGE_WEBHOOK_SECRET'`. */
+  defaultSecretEnv?: string | undefined;
   /** The value is one secret (trimmed), not a list: an OAuth client secret may hold a comma. Default `false`. */
   single?: boolean | undefined;
   /** Environment to read (tests). Default `process.env`. */
@@ -44,11 +53,14 @@ export function parseSecretList(value: string): string[] {
  *
  * @example
  * ```ts
- * const provider = createSecretsProvider({ parameterName: '/forgebridge/webhook-secret', ssm: new SSMClient({}) });
+ * const provider = createSecretsProvider({ secretParameter: '/forgebridge/webhook-secret' }, { ssm: new SSMClient({}) });
  * const secrets = await provider.getSecrets();
  * ```
  */
-export function createSecretsProvider(options: SecretsProviderOptions = {}): SecretsProvider {
+export function createSecretsProvider(
+  location: SecretLocation,
+  options: SecretsProviderOptions = {},
+): SecretsProvider {
   const env = options.env ?? process.env;
   const offline = options.offline ?? isOffline(env);
   const maxAge = options.maxAgeSeconds ?? AwsDefaults.secretsMaxAgeSeconds;
@@ -56,7 +68,7 @@ export function createSecretsProvider(options: SecretsProviderOptions = {}): Sec
   const parse = (value: string) =>
     options.single === true ? [value.trim()].filter(Boolean) : parseSecretList(value);
   if (offline) {
-    const envVar = options.envVar ?? AwsDefaults.secretsEnvVar;
+    const envVar = location.secretEnv ?? options.defaultSecretEnv ?? AwsDefaults.secretsEnvVar;
     return {
       async getSecrets() {
         const secrets = parse(env[envVar] ?? '');
@@ -70,8 +82,8 @@ export function createSecretsProvider(options: SecretsProviderOptions = {}): Sec
       },
     };
   }
-  const parameterName = options.parameterName;
-  if (!parameterName) throw new TypeError('"parameterName" is required unless running offline');
+  const parameterName = location.secretParameter;
+  if (!parameterName) throw new TypeError('"secretParameter" is required unless running offline');
   let provider: SSMProvider | undefined;
   return {
     async getSecrets() {

@@ -230,27 +230,12 @@ export interface EventHandlerOptions<TTransformed = unknown> {
 
 /** Options of `new Webhooks()`. */
 export interface WebhooksOptions<TTransformed = unknown>
-  extends Omit<EventHandlerOptions<TTransformed>, 'eventNames'> {
-  /** Secret(s) configured on the forge; several during a rotation (the first signs). Required. */
-  secret: Secret;
-  /** The forge's preset: header names, signature scheme, event mapping (docs/forges.md). Default `'generic'`. */
-  forge?: Forge;
+  extends DeliveryOptions,
+    Omit<EventHandlerOptions<TTransformed>, 'eventNames'> {
   /** Path the middleware answers on. Default `'/'`. */
   path?: string;
-  /** Delivery header names. Defaults: `x-forge-event`, `x-forge-delivery`, `x-hub-signature-256`, `x-hub-signature`. */
-  headers?: DeliveryHeaderNames;
-  /** Accept a sha1 signature when it is the only one. Default `true`. */
-  allowSha1?: boolean;
-  /** Largest body the middleware accepts, in bytes (413 beyond). Default 25 MiB. */
-  maxBodyBytes?: number;
-  /** Answer 400 when the delivery id header is missing. Default `true`. */
-  requireDeliveryId?: boolean;
   /** Milliseconds the middleware waits for handlers before answering 202 (they go on). Default 9000. */
   timeout?: number;
-  /** Standard Webhooks: seconds the timestamp may be off from now (401 beyond). Default 300. */
-  toleranceSeconds?: number;
-  /** GitLab: verify only the signing token's signature, or only the shared token. Default: either. */
-  verifyWith?: 'signature' | 'token';
 }
 
 /** Options of `createNodeMiddleware`. */

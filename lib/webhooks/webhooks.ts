@@ -9,7 +9,6 @@ import { hmacInput } from './hmac.js';
 import { createNodeMiddleware, type NodeMiddleware } from './middleware.js';
 import { sign } from './sign.js';
 import type {
-  DeliveryOptions,
   ErrorHandlerFunction,
   EventHandlerOptions,
   HandlerEventName,
@@ -22,21 +21,6 @@ import type {
   WildcardHandlerFunction,
 } from './types.js';
 import { matchesScheme, parseSignature } from './verify.js';
-
-const WEBHOOKS_OPTION_KEYS = new Set([
-  'secret',
-  'forge',
-  'path',
-  'transform',
-  'log',
-  'headers',
-  'allowSha1',
-  'maxBodyBytes',
-  'requireDeliveryId',
-  'timeout',
-  'toleranceSeconds',
-  'verifyWith',
-]);
 
 /**
  * The webhook toolset behind one secret (or several during a rotation: the first signs, each verifies).
@@ -64,23 +48,12 @@ export class Webhooks<TTransformed = unknown> {
   /** @throws TypeError naming the field when `secret` is missing or an option is unknown or invalid. */
   constructor(options: WebhooksOptions<TTransformed>) {
     if (options === null || typeof options !== 'object') throw new TypeError('"options" must be an object');
-    for (const key of Object.keys(options)) {
-      if (!WEBHOOKS_OPTION_KEYS.has(key)) throw new TypeError(`unknown option "${key}"`);
-    }
-    const { path = DEFAULT_PATH, timeout = DEFAULT_TIMEOUT_MS, transform, log } = options;
+    // The rest are readDelivery's options, handed on as they are: it refuses an unknown one.
+    const { path = DEFAULT_PATH, timeout = DEFAULT_TIMEOUT_MS, transform, log, ...deliveryOptions } = options;
     if (typeof path !== 'string' || !path.startsWith('/')) throw new TypeError('"path" must start with "/"');
     if (!Number.isSafeInteger(timeout) || timeout <= 0) {
       throw new TypeError('"timeout" must be a positive integer');
     }
-    const deliveryOptions: DeliveryOptions = { secret: options.secret };
-    if (options.forge !== undefined) deliveryOptions.forge = options.forge;
-    if (options.headers !== undefined) deliveryOptions.headers = options.headers;
-    if (options.allowSha1 !== undefined) deliveryOptions.allowSha1 = options.allowSha1;
-    if (options.maxBodyBytes !== undefined) deliveryOptions.maxBodyBytes = options.maxBodyBytes;
-    if (options.requireDeliveryId !== undefined)
-      deliveryOptions.requireDeliveryId = options.requireDeliveryId;
-    if (options.toleranceSeconds !== undefined) deliveryOptions.toleranceSeconds = options.toleranceSeconds;
-    if (options.verifyWith !== undefined) deliveryOptions.verifyWith = options.verifyWith;
     const delivery = resolveDeliveryOptions(deliveryOptions);
 
     // A Standard Webhooks sender's event names are its own: the catalogue does not list them.

@@ -139,9 +139,8 @@ function secretOf(
       `webhook source "${source.name}" has no "secretParameter" (FORGEBRIDGE_WEBHOOK_SOURCES, or FORGEBRIDGE_WEBHOOK_SECRET_PARAMETER for the default source)`,
     );
   }
-  const provider = createSecretsProvider({
-    parameterName: source.secretParameter,
-    envVar: source.secretEnv,
+  // The source's own secretParameter and secretEnv, as read.
+  const provider = createSecretsProvider(source, {
     offline: config.offline,
     ...(config.offline ? { env: options.env ?? process.env } : { ssm: ssm() }),
   });

@@ -32,13 +32,15 @@ export function gitHubAppJwtAuth(
   entry: GitHubAppConfig,
   options: Pick<TokenSourceOptions, 'ssm' | 'env'> & { now?: (() => number) | undefined },
 ): HookAuth {
-  const secrets = createSecretsProvider({
-    ssm: options.ssm,
-    env: options.env,
-    single: true,
-    parameterName: entry.privateKeyParameter,
-    envVar: entry.privateKeyEnv ?? AwsDefaults.githubAppPrivateKeyEnvVar,
-  });
+  const secrets = createSecretsProvider(
+    { secretParameter: entry.privateKeyParameter, secretEnv: entry.privateKeyEnv },
+    {
+      ssm: options.ssm,
+      env: options.env,
+      single: true,
+      defaultSecretEnv: AwsDefaults.githubAppPrivateKeyEnvVar,
+    },
+  );
   const now = options.now ?? Date.now;
   let key: KeyObject | undefined;
   let jwt: { value: string; at: number } | undefined;

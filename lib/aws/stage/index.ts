@@ -31,4 +31,5 @@ export {
   type SourceDeliveryOptions,
   sourceSecretEnv,
   type WebhookSourceConfig,
+  withSourceHooks,
 } from './webhook-source.js';

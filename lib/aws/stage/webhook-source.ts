@@ -75,6 +75,45 @@ export function sourceSecretEnv(name: string): string {
 /** The verification settings of every source: `FORGEBRIDGE_ALLOW_SHA1`, `FORGEBRIDGE_MAX_BODY_BYTES`. */
 type SharedOptions = Pick<DeliveryOptions, 'allowSha1' | 'maxBodyBytes'>;
 
+/** The entries of `FORGEBRIDGE_WEBHOOK_SOURCES` as written (a non-empty JSON array), before each is checked. */
+function sourceEntries(raw: string): unknown[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    parsed = undefined;
+  }
+  if (!Array.isArray(parsed) || parsed.length === 0) {
+    throw new TypeError(`environment variable "${SOURCES_VAR}" must be a non-empty json array`);
+  }
+  return parsed;
+}
+
+/**
+ * `FORGEBRIDGE_WEBHOOK_SOURCES` of `env` with a forge-side `hook` set on the sources `hooks` names (the local
+ * stack's forge stand-ins, whose addresses are known only once they run), checked by {@link readWebhookSources}
+ * as the functions will read it: a `TypeError` naming the variable or the field otherwise.
+ *
+ * @example
+ * ```ts
+ * env.FORGEBRIDGE_WEBHOOK_SOURCES = withSourceHooks(settings, { github: { kind: 'repo', repo: 'o/r', id: 1 } });
+ * ```
+ */
+export function withSourceHooks(env: Env, hooks: Readonly<Record<string, unknown>>): string {
+  const raw = optionalEnv(SOURCES_VAR, env);
+  if (raw === undefined)
+    throw new TypeError(`environment variable "${SOURCES_VAR}" is required to set a hook`);
+  const entries = sourceEntries(raw).map((entry) => {
+    const name = typeof entry === 'object' && entry !== null ? (entry as { name?: unknown }).name : undefined;
+    return typeof name === 'string' && Object.hasOwn(hooks, name)
+      ? { ...(entry as object), hook: hooks[name] }
+      : entry;
+  });
+  const value = JSON.stringify(entries);
+  readWebhookSources({ ...env, [SOURCES_VAR]: value });
+  return value;
+}
+
 /**
  * Reads the webhook sources: `FORGEBRIDGE_WEBHOOK_SOURCES` (a JSON array), or without it the one `default` source
  * of `FORGEBRIDGE_FORGE` (default `generic`), `FORGEBRIDGE_WEBHOOK_SECRET_PARAMETER` and the header variables. A
@@ -126,16 +165,7 @@ export function readWebhookSources(env: Env = process.env): WebhookSourceConfig[
       throw new TypeError(`environment variable "${name}" cannot be combined with "${SOURCES_VAR}"`);
     }
   }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    parsed = undefined;
-  }
-  if (!Array.isArray(parsed) || parsed.length === 0) {
-    throw new TypeError(`environment variable "${SOURCES_VAR}" must be a non-empty json array`);
-  }
-  const sources = parsed.map((entry, index) => parseSource(entry, index, shared));
+  const sources = sourceEntries(raw).map((entry, index) => parseSource(entry, index, shared));
   const seen = new Set<string>();
   for (const [index, source] of sources.entries()) {
     if (seen.has(source.name)) throw new TypeError(`${label(index, 'name')} "${source.name}" is repeated`);

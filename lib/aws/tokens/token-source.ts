@@ -77,11 +77,10 @@ function kindOf(config: TokenSourceConfig, options: TokenSourceOptions) {
   if (config.kind === 'github_app') {
     return {
       key: gitHubAppKey(config),
-      secrets: createSecretsProvider({
-        ...base,
-        parameterName: config.privateKeyParameter,
-        envVar: config.privateKeyEnv ?? AwsDefaults.githubAppPrivateKeyEnvVar,
-      }),
+      secrets: createSecretsProvider(
+        { secretParameter: config.privateKeyParameter, secretEnv: config.privateKeyEnv },
+        { ...base, defaultSecretEnv: AwsDefaults.githubAppPrivateKeyEnvVar },
+      ),
       target: (secret: string) =>
         gitHubAppTarget(config, loadGitHubAppKey(secret, config.appId), {
           connection: options.connection,
@@ -91,10 +90,10 @@ function kindOf(config: TokenSourceConfig, options: TokenSourceOptions) {
   }
   return {
     key: targetKey(config),
-    secrets: createSecretsProvider({
+    // The client's own secretParameter and secretEnv, as read.
+    secrets: createSecretsProvider(config, {
       ...base,
-      parameterName: config.secretParameter,
-      envVar: config.secretEnv ?? AwsDefaults.oauthClientSecretEnvVar,
+      defaultSecretEnv: AwsDefaults.oauthClientSecretEnvVar,
     }),
     target: (secret: string) => clientTarget(config, secret, options.connection),
   };

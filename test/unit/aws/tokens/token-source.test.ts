@@ -207,7 +207,7 @@ describe('createTokenSource()', () => {
         { provider: 'forge', clientId: 'c', site: SITE },
         { documentClient, tableName: 't', env: {} },
       ),
-    ).toThrow(new TypeError('"parameterName" is required unless running offline'));
+    ).toThrow(new TypeError('"secretParameter" is required unless running offline'));
   });
 });
 
