@@ -5,6 +5,7 @@
  * the stage file the hook is written into.
  */
 import { SSMClient } from '@aws-sdk/client-ssm';
+import { DEFAULT_SOURCE } from '../aws/core/index.js';
 import {
   readIngestConfig,
   type SourceHook,
@@ -109,7 +110,7 @@ export interface SourceEndpoint {
 
 /** The source's path under the ingest's base: `/webhooks`, `/webhooks/<name>`. */
 export function sourcePath(name: string): string {
-  return name === 'default' ? '/webhooks' : `/webhooks/${name}`;
+  return name === DEFAULT_SOURCE ? '/webhooks' : `/webhooks/${name}`;
 }
 
 /** The URL, log and secret of a source: the running local stack's, or the deployed stage's. */

@@ -10,6 +10,7 @@ import {
   QueryCommand,
   ScanCommand,
 } from '@aws-sdk/client-dynamodb';
+import { DEFAULT_SOURCE } from '../aws/core/index.js';
 import {
   DedupeTable,
   type DeliveryLog,
@@ -135,7 +136,7 @@ export async function sourceStatuses(
 ): Promise<SourceStatus[]> {
   const bySource = new Map<string, DeliveryRecord[]>();
   for (const record of records) {
-    const name = record.source ?? 'default';
+    const name = record.source ?? DEFAULT_SOURCE;
     const list = bySource.get(name) ?? [];
     list.push(record);
     bySource.set(name, list);

@@ -6,6 +6,7 @@
 // for strings (exact values, `prefix`, `suffix`, `anything-but`, `exists`), which is every form serverless.yml uses.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { DEFAULT_SOURCE } from '../aws/core/index.js';
 import { AwsDefaults, type DeliveryRecord } from '../aws/internal.js';
 
 /** One subscriber rule: the function it invokes and its event pattern. */
@@ -112,7 +113,7 @@ export function matchedRules(
   const detail: Record<string, unknown> = { event: record.event };
   if (record.action !== undefined) detail.action = record.action;
   if (record.forge !== undefined) detail.forge = record.forge;
-  detail.source = record.source ?? 'default';
+  detail.source = record.source ?? DEFAULT_SOURCE;
   const event = {
     source,
     'detail-type': record.action === undefined ? record.event : `${record.event}.${record.action}`,

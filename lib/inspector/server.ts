@@ -8,6 +8,7 @@
 // trades for a cookie; every request without it is refused, so no other local process reads the log or replays.
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { DEFAULT_SOURCE } from '../aws/core/index.js';
 import {
   type DeliveryDetails,
   type DeliveryListQuery,
@@ -91,7 +92,7 @@ async function read<T>(work: () => Promise<T>): Promise<T> {
 }
 
 function sourceName(value: string | null): string {
-  return value === null || value === '' ? 'default' : value;
+  return value === null || value === '' ? DEFAULT_SOURCE : value;
 }
 
 /**

@@ -1,4 +1,6 @@
 // Records as the page sees them: the rules they matched, headers masked once more, the body as text or base64.
+
+import { DEFAULT_SOURCE } from '../aws/core/index.js';
 import {
   type DeliveryDetails,
   type DeliveryRecord,
@@ -42,7 +44,7 @@ export function detailsView(
   const replayable = canReplay(details);
   return {
     deliveryId: details.deliveryId,
-    source: details.source ?? 'default',
+    source: details.source ?? DEFAULT_SOURCE,
     ...(hooks.length > 0 ? { hooks } : {}),
     subscribers: details.subscribers,
     replayable,

@@ -3,6 +3,7 @@
 // secret) and send signed catalogue samples (./sample-deliveries). Secrets never leave this process. A replay is of
 // one hook's record (the server hands in the hook the page picked when an id came from two).
 import { randomUUID } from 'node:crypto';
+import { DEFAULT_SOURCE } from '../../lib/aws/core/index.js';
 import type { DeliveryDetails, DeliveryLog } from '../../lib/aws/internal.js';
 import {
   type ActionAnswer,
@@ -72,7 +73,7 @@ export function localActions(list: readonly InspectorSource[]): InspectorActions
   const sources = new Map(list.map((source) => [source.name, source]));
   let catalogue: string[] | undefined;
   const sourceOf = (name: unknown): InspectorSource => {
-    const source = sources.get(typeof name === 'string' && name !== '' ? name : 'default');
+    const source = sources.get(typeof name === 'string' && name !== '' ? name : DEFAULT_SOURCE);
     if (source === undefined) throw new HttpError(400, 'unknown_source', `unknown "source" ${String(name)}`);
     return source;
   };

@@ -1,5 +1,6 @@
 import { relative } from 'node:path';
 import type { Command } from 'commander';
+import { DEFAULT_SOURCE } from '../../aws/core/index.js';
 // The stage's settings alone: the YAML parser and the functions' readers, never the AWS SDK.
 import { readStageConfig, type StageConfig } from '../../aws/stage/index.js';
 import { CliError } from '../errors.js';
@@ -46,7 +47,7 @@ export function configLines(config: StageConfig, dir: string): string[] {
   }
   lines.push('', paint('bold', 'webhook sources'));
   for (const source of config.sources) {
-    const door = source.name === 'default' ? '/webhooks' : `/webhooks/${source.name}`;
+    const door = source.name === DEFAULT_SOURCE ? '/webhooks' : `/webhooks/${source.name}`;
     const secret = source.secretParameter === undefined ? 'the environment' : `SSM ${source.secretParameter}`;
     lines.push(`  ${source.name.padEnd(16)} ${door.padEnd(28)} secret from ${secret}`);
   }

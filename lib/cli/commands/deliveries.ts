@@ -1,4 +1,5 @@
 import { type Command, Option } from 'commander';
+import { DEFAULT_SOURCE } from '../../aws/core/index.js';
 import {
   type DeliveryDetails,
   type DeliveryOutcome,
@@ -84,7 +85,7 @@ Examples:
     .command('show')
     .description('show one delivery: every request of it, the verdict and diagnosis, subscribers, headers')
     .argument('<delivery-id>', "the delivery id (the forge's delivery header)")
-    .option('--source <name>', 'the webhook source it came in through', 'default')
+    .option('--source <name>', 'the webhook source it came in through', DEFAULT_SOURCE)
     .option('--body', 'also print the stored payload')
     .option('--json', 'print the delivery as JSON (the body as "body" text, or base64 with "bodyEncoding")');
   addLogOptions(show)
@@ -175,7 +176,7 @@ export async function getDelivery(target: LogTarget, id: string, source: string)
     client.destroy();
   }
   if (details === undefined) {
-    const where = source === 'default' ? '' : ` of source "${source}"`;
+    const where = source === DEFAULT_SOURCE ? '' : ` of source "${source}"`;
     throw new CliError(`no delivery "${id}"${where} in the log of the ${target.label}`, ExitCodes.usage);
   }
   return details;
@@ -258,7 +259,7 @@ function printDetails(details: DeliveryDetails, withBody: boolean): void {
       ? ''
       : `  (${latest.nativeEvent}${latest.nativeAction === undefined ? '' : `, ${latest.nativeAction}`})`;
   print(`${paint('bold', 'forge')}     ${latest.forge ?? '-'}${native}`);
-  print(`${paint('bold', 'source')}    ${details.source ?? 'default'}`);
+  print(`${paint('bold', 'source')}    ${details.source ?? DEFAULT_SOURCE}`);
   if (hooks.length === 1) print(`${paint('bold', 'hook')}      ${hooks[0]}`);
   if (hooks.length > 1) {
     // GitHub gives one event one GUID at every hook (two Apps on one URL): each hook's delivery is its own.
@@ -372,7 +373,7 @@ function jsonDetails(details: DeliveryDetails): Record<string, unknown> {
   );
   return {
     deliveryId: details.deliveryId,
-    source: details.source ?? 'default',
+    source: details.source ?? DEFAULT_SOURCE,
     ...(hooks.length > 0 ? { hooks, subscribersByHook: byHook } : {}),
     subscribers: details.subscribers,
     records: details.records.map((record) => {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
 import { type Command, Option } from 'commander';
+import { DEFAULT_SOURCE } from '../../aws/core/index.js';
 import { type DeliveryDetails, detailsOfHook, hooksOf } from '../../aws/internal.js';
 import { type Forge, Forges, replayHeaders } from '../../webhooks/index.js';
 import { archiveReplay, busArnOf, replayName, republish } from '../aws-replay.js';
@@ -51,7 +52,7 @@ export function registerReplay(program: Command, version: string): void {
       'send a logged delivery again: to the local ingest, or on AWS from its claim check or the archive',
     )
     .argument('<delivery-id>', 'the delivery id')
-    .option('--source <name>', 'the webhook source it came in through', 'default')
+    .option('--source <name>', 'the webhook source it came in through', DEFAULT_SOURCE)
     .option(
       '--hook <id>',
       'the hook whose delivery to replay, when the id came from two (GitHub\'s X-GitHub-Hook-ID, as "show" lists them)',
@@ -154,7 +155,7 @@ async function replayLocal(
       ExitCodes.failed,
     );
   }
-  const source = details.source ?? 'default';
+  const source = details.source ?? DEFAULT_SOURCE;
   // The local stack's source of that name: its URL, its own secret, and the record's forge unless "--forge".
   const target = resolveTarget({
     url: options.url,

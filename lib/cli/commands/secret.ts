@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import type { Command } from 'commander';
+import { DEFAULT_SOURCE } from '../../aws/core/index.js';
 import {
   AwsDefaults,
   isSourceName,
@@ -218,7 +219,7 @@ function localStore(options: SecretOptions): Store {
   if (options.parameter !== undefined || options.function !== undefined) {
     throw new CliError('"--parameter" and "--function" need "--stage"');
   }
-  if (options.source === 'default') {
+  if (options.source === DEFAULT_SOURCE) {
     throw new CliError(
       'the local "default" source\'s secret also derives the other local sources\' ones: rotate a named source locally',
     );
