@@ -180,7 +180,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const stage = options.stage ?? 'local';
   const secret = options.webhookSecret ?? randomBytes(24).toString('base64url');
   const sourceSecretOf = (name: string): string =>
-    (name === 'default' ? undefined : options.sourceSecrets?.[name]) ?? localSourceSecret(secret, name);
+    (name === DEFAULT_SOURCE ? undefined : options.sourceSecrets?.[name]) ?? localSourceSecret(secret, name);
   const names = {
     bus: `forgebridge-${stage}`,
     dedupeTable: `forgebridge-${stage}-dedupe`,
@@ -290,7 +290,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       // Offline, each source's secret comes from FORGEBRIDGE_WEBHOOK_SECRET[_<NAME>]. config/local.yml's sources; with the stand-ins, the github and gitlab ones name the hook the reconciler reads.
       FORGEBRIDGE_WEBHOOK_SOURCES: withSourceHooks(LOCAL_CONFIG.settings, standIns?.hooks ?? {}),
       ...Object.fromEntries(
-        LOCAL_SOURCES.filter(({ name }) => name !== 'default').map(({ name }) => [
+        LOCAL_SOURCES.filter(({ name }) => name !== DEFAULT_SOURCE).map(({ name }) => [
           sourceSecretEnv(name),
           sourceSecretOf(name),
         ]),
@@ -345,7 +345,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const sources = LOCAL_SOURCES.map(({ name, forge }) => ({
       name,
       forge,
-      url: name === 'default' ? webhookUrl : `${webhookUrl}/${name}`,
+      url: name === DEFAULT_SOURCE ? webhookUrl : `${webhookUrl}/${name}`,
       secret: sourceSecretOf(name),
     }));
     const logClient = new DynamoDBClient(dynamodb.clientConfig);
