@@ -1,6 +1,7 @@
 /**
- * Errors of the webhook toolset. Every one carries a stable `code` and the HTTP `status` the middleware
- * answers with; messages never contain a secret or a signature.
+ * Every error class of the webhook toolset, in this one file (the proxy channel's too). Every one carries its
+ * `name`, a stable `code`, the `cause` it wraps and the HTTP `status` the middleware answers with; messages never
+ * contain a secret or a signature.
  */
 import { ErrorCodes } from './constants.js';
 import type { ReceivedEvent } from './types.js';
@@ -109,4 +110,39 @@ function receiveErrorMessage(errors: unknown[], name: string): string {
   const first = errors[0];
   const detail = first instanceof Error ? `: ${first.message}` : '';
   return `${count} of event "${name}" failed${detail}`;
+}
+
+/** Stable codes of {@link ProxyChannelError}. Compare against these, never against messages. */
+export const ProxyChannelErrorCodes = {
+  /** The message's data is not a JSON object (400). */
+  invalidMessage: 'invalid_message',
+  /** The message lacks the event name, the delivery id, a signature or the body (400). */
+  missingField: 'missing_field',
+  /** The relayed delivery's `content-type` is not `application/json` (415). */
+  unsupportedMediaType: 'unsupported_media_type',
+  /** `verifyAndReceive` rejected the delivery: bad signature, not JSON, or failing handlers; see `cause`. */
+  deliveryRejected: 'delivery_rejected',
+  /** The stream failed; the EventSource reconnects by itself (502). */
+  connectionError: 'connection_error',
+  /** The stream failed for good (an HTTP error or a response that is not `text/event-stream`) (502). */
+  connectionClosed: 'connection_closed',
+} as const;
+
+/** One of {@link ProxyChannelErrorCodes}. */
+export type ProxyChannelErrorCode = (typeof ProxyChannelErrorCodes)[keyof typeof ProxyChannelErrorCodes];
+
+type ProxyChannelErrorOptions = WebhooksErrorOptions & { code: ProxyChannelErrorCode };
+
+/**
+ * An error of the proxy channel client, handed to `onError` and the `error` event; it never stops the
+ * channel. Its message never contains the secret, a signature or the channel URL (anyone who knows a
+ * channel URL can read its deliveries).
+ */
+export class ProxyChannelError extends WebhooksError {
+  declare readonly code: ProxyChannelErrorCode;
+
+  constructor(message: string, options: ProxyChannelErrorOptions) {
+    super(message, options);
+    this.name = 'ProxyChannelError';
+  }
 }

@@ -23,6 +23,9 @@ export {
   type SignatureVerdict,
 } from './diagnosis.js';
 export {
+  ProxyChannelError,
+  type ProxyChannelErrorCode,
+  ProxyChannelErrorCodes,
   WebhookPayloadError,
   WebhookReceiveError,
   WebhooksError,
@@ -78,7 +81,6 @@ export {
   type ProxyEventSource,
   type ProxyEventSourceConstructor,
 } from './proxy-channel.js';
-export { ProxyChannelError, type ProxyChannelErrorCode, ProxyChannelErrorCodes } from './proxy-errors.js';
 export type { ProxyMessageKeys } from './proxy-message.js';
 export { replayHeaders } from './replay-headers.js';
 export {

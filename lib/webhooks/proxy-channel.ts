@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { ProxyChannelError, ProxyChannelErrorCodes } from './proxy-errors.js';
+import { ProxyChannelError, ProxyChannelErrorCodes } from './errors.js';
 import { type ProxyMessageKeys, readProxyMessage } from './proxy-message.js';
 import type { Logger, SignedEvent } from './types.js';
 

@@ -3,7 +3,7 @@
  * relayed delivery as an unnamed server-sent event whose data is a JSON object holding the delivery's request
  * headers (lowercased) at the top level plus `body` (the parsed JSON body), `query` and `timestamp`.
  */
-import { ProxyChannelError, ProxyChannelErrorCodes } from './proxy-errors.js';
+import { ProxyChannelError, ProxyChannelErrorCodes } from './errors.js';
 import type { SignedEvent } from './types.js';
 
 /** Names of the message keys a delivery is read from, any case. */

@@ -1,7 +1,7 @@
 // The house rules, read from the sources: every import into a lib/ folder from outside it goes through that
 // folder's index.ts (its barrel), the two libraries import no AWS or Lambda code and neither imports the other's
 // neighbours, no arrow runs back up (lib never imports functions/ or local-stack/), every functions/*/handler.ts is
-// wiring only, and no hand-written lib file is over 400 lines.
+// wiring only, no hand-written lib file is over 400 lines, and each library's error classes are in its errors.ts.
 //
 // lib/aws is split by what runs where, each part a folder with its barrel that the rest of lib/aws imports it
 // through: lib/aws/publish (a delivery onto the bus: the entry, the claim check, the publisher), lib/aws/queue (the
@@ -101,6 +101,21 @@ describe('the house rules', () => {
       }
     }
     expect(wrong).toEqual([]);
+  });
+
+  it("every error class of a library is declared in that library's errors.ts", () => {
+    const elsewhere: string[] = [];
+    for (const folder of LIB_FOLDERS) {
+      for (const file of files(`lib/${folder}`)) {
+        if (file === `lib/${folder}/errors.ts`) continue;
+        const text = readFileSync(join(ROOT, file), 'utf8');
+        for (const match of text.matchAll(/\bclass\s+(\w+)\s+extends\s+(\w*Error)\b/g)) {
+          elsewhere.push(`${file}: ${match[1]} extends ${match[2]}`);
+        }
+      }
+      expect(statSync(join(ROOT, 'lib', folder, 'errors.ts')).isFile()).toBe(true);
+    }
+    expect(elsewhere).toEqual([]);
   });
 
   it('lib/webhooks and lib/oauth2 import no AWS or Lambda code and no other lib folder', () => {

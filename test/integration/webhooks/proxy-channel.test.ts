@@ -4,6 +4,7 @@
 import { createHmac } from 'node:crypto';
 import { EventSource } from 'eventsource';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { ProxyChannelError, ProxyChannelErrorCodes } from '../../../lib/webhooks/errors.js';
 import {
   ErrorCodes,
   serializePayload,
@@ -17,7 +18,6 @@ import {
   ProxyChannel,
   type ProxyChannelOptions,
 } from '../../../lib/webhooks/proxy-channel.js';
-import { ProxyChannelError, ProxyChannelErrorCodes } from '../../../lib/webhooks/proxy-errors.js';
 import { type SseServer, type SseServerOptions, startSseServer } from '../../helpers/sse-server.js';
 import { loadWebhookExamples } from '../../helpers/webhook-examples.js';
 

@@ -2,7 +2,7 @@
 // proxy channel's tests).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ProxyChannelError } from '../../../lib/webhooks/proxy-errors.js';
+import { ProxyChannelError } from '../../../lib/webhooks/errors.js';
 import { readProxyMessage } from '../../../lib/webhooks/proxy-message.js';
 
 const signature = `sha256=${'a'.repeat(64)}`;
