@@ -7,7 +7,7 @@
 //   npm run send -- pull_request.opened --forge gitlab
 //   npm run send -- push --forge gitea --source gitea
 import { parseArgs } from 'node:util';
-import { isSourceName, SOURCE_NAME_RULE } from '../lib/aws/internal.js';
+import { DEFAULT_SOURCE, isSourceName, SOURCE_NAME_RULE } from '../lib/aws/internal.js';
 import { readStackState, stateFile } from '../lib/cli/state-file.js';
 import { type Forge, Forges, resolvePreset } from '../lib/webhooks/index.js';
 import {
@@ -41,7 +41,7 @@ if (!(Forges as readonly string[]).includes(forge)) {
 }
 // The local stack serves one source per forge, named after it; `default` is the generic one.
 const source =
-  values.source ?? LOCAL_SOURCES.find((candidate) => candidate.forge === forge)?.name ?? 'default';
+  values.source ?? LOCAL_SOURCES.find((candidate) => candidate.forge === forge)?.name ?? DEFAULT_SOURCE;
 if (!isSourceName(source)) {
   fail(`"--source" must be ${SOURCE_NAME_RULE}`);
 }
@@ -50,7 +50,9 @@ const state = readStackState(stateFile());
 const baseUrl =
   values.url ?? process.env.FORGEBRIDGE_WEBHOOK_URL ?? state.webhookUrl ?? 'http://127.0.0.1:3000/webhooks';
 const url =
-  values.url !== undefined || source === 'default' ? baseUrl : `${baseUrl.replace(/\/+$/, '')}/${source}`;
+  values.url !== undefined || source === DEFAULT_SOURCE
+    ? baseUrl
+    : `${baseUrl.replace(/\/+$/, '')}/${source}`;
 const baseSecret =
   values.secret ?? process.env.FORGEBRIDGE_WEBHOOK_SECRET ?? state.secret ?? DEVELOPMENT_WEBHOOK_SECRET;
 const secret = values.secret ?? localSourceSecret(baseSecret, source);

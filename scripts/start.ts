@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { sourceSecretEnv } from '../lib/aws/internal.js';
+import { DEFAULT_SOURCE, sourceSecretEnv } from '../lib/aws/internal.js';
 import { createConsoleFilter, parseStartArgs } from '../local-stack/console-filter.js';
 import { createLineReader } from '../local-stack/function-logs.js';
 import { DEVELOPMENT_WEBHOOK_SECRET, LOCAL_SOURCES, startLocalStack } from '../local-stack/stack.js';
@@ -86,7 +86,7 @@ try {
     sourceSecrets: Object.fromEntries(
       LOCAL_SOURCES.flatMap(({ name }) => {
         const value = env[sourceSecretEnv(name)];
-        return name !== 'default' && value ? [[name, value]] : [];
+        return name !== DEFAULT_SOURCE && value ? [[name, value]] : [];
       }),
     ),
     ports: {
