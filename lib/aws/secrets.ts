@@ -68,33 +68,33 @@ export function createSecretsProvider(
   const parse = (value: string) =>
     options.single === true ? [value.trim()].filter(Boolean) : parseSecretList(value);
   if (offline) {
-    const envVar = location.secretEnv ?? options.defaultSecretEnv ?? AwsDefaults.secretsEnvVar;
+    const secretEnv = location.secretEnv ?? options.defaultSecretEnv ?? AwsDefaults.secretsEnvVar;
     return {
       async getSecrets() {
-        const secrets = parse(env[envVar] ?? '');
+        const secrets = parse(env[secretEnv] ?? '');
         if (secrets.length === 0) {
           throw new SecretsError(
             AwsErrorCodes.secretsMissing,
-            `no secret in environment variable "${envVar}"`,
+            `no secret in environment variable "${secretEnv}"`,
           );
         }
         return secrets;
       },
     };
   }
-  const parameterName = location.secretParameter;
-  if (!parameterName) throw new TypeError('"secretParameter" is required unless running offline');
+  const { secretParameter } = location;
+  if (!secretParameter) throw new TypeError('"secretParameter" is required unless running offline');
   let provider: SSMProvider | undefined;
   return {
     async getSecrets() {
       provider ??= new SSMProvider(options.ssm === undefined ? {} : { awsSdkV3Client: options.ssm });
       let value: string | undefined;
       try {
-        value = await provider.get(parameterName, { decrypt: true, maxAge });
+        value = await provider.get(secretParameter, { decrypt: true, maxAge });
       } catch (error) {
         throw new SecretsError(
           AwsErrorCodes.secretsUnavailable,
-          `parameter "${parameterName}" could not be read`,
+          `parameter "${secretParameter}" could not be read`,
           {
             cause: error,
           },
@@ -102,7 +102,10 @@ export function createSecretsProvider(
       }
       const secrets = parse(value ?? '');
       if (secrets.length === 0) {
-        throw new SecretsError(AwsErrorCodes.secretsMissing, `parameter "${parameterName}" holds no secret`);
+        throw new SecretsError(
+          AwsErrorCodes.secretsMissing,
+          `parameter "${secretParameter}" holds no secret`,
+        );
       }
       return secrets;
     },
