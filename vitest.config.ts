@@ -1,16 +1,22 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import { cliBuildEntry } from './test/setup/cli-build.js';
 import { testRunDir } from './test/setup/test-run.js';
 
 const setupFiles = ['test/setup/log-guard.ts'];
 // The run's shared folder (test/setup/test-run.ts): the e2e project records the functions' AWS calls there, the
 // iam project evaluates them, and the packaged template is kept there for the run.
-const runEnv = { FORGEBRIDGE_TEST_RUN_DIR: testRunDir().dir };
+// The CLI the tests run as a process, built once per run (test/setup/cli-build.ts).
+const runEnv = {
+  FORGEBRIDGE_TEST_RUN_DIR: testRunDir().dir,
+  FORGEBRIDGE_TEST_CLI: cliBuildEntry(testRunDir().dir),
+};
 
 export default defineConfig({
   // vitest keeps its cache under node_modules/.vite; nothing is written to $HOME.
   test: {
     // Makes the run's folder new when the run starts and removes it when it ends.
-    globalSetup: ['test/setup/test-run.ts'],
+    // Builds the CLI that the tests run as a process (test/setup/cli-build.ts) and removes it after the run.
+    globalSetup: ['test/setup/test-run.ts', 'test/setup/cli-build.ts'],
     // `npm test` (scripts/test.mjs) turns coverage on for the whole suite; a run of a few files leaves it off,
     // since their coverage says nothing about the thresholds.
     coverage: {

@@ -8,8 +8,20 @@ import { freePort } from '../../local-stack/ports.js';
 export const ROOT = new URL('../../', import.meta.url).pathname;
 /** The pinned node. */
 export const NODE = join(ROOT, 'node_modules/.bin/node');
-/** The CLI's entry point. */
+/** The CLI's entry point, as a user runs it in the repository (it registers tsx, then runs lib/cli). */
 export const BIN = join(ROOT, 'bin/forgebridge.js');
+
+/**
+ * The same CLI built once for this run (test/setup/cli-build.ts): what {@link runCli} runs, at about half the CPU
+ * time of a start through tsx. vitest.config.ts names it for the integration, e2e and iam projects.
+ */
+export function builtCli(): string {
+  const entry = process.env.FORGEBRIDGE_TEST_CLI;
+  if (entry === undefined || entry === '') {
+    throw new Error('FORGEBRIDGE_TEST_CLI is not set: run this file through vitest.config.ts (npm test)');
+  }
+  return entry;
+}
 
 /** No AWS credentials anywhere (nor the instance metadata service): a deployed stage must say so in one line. */
 export const NO_AWS_CREDENTIALS = {
@@ -38,10 +50,18 @@ export function cleanCliEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-/** Runs `forgebridge <args>` with `env` (killed after 30 s); `input` goes to stdin. */
-export function runCli(args: string[], env: NodeJS.ProcessEnv, input = ''): Promise<Run> {
+/**
+ * Runs `forgebridge <args>` with `env` (killed after 30 s); `input` goes to stdin. `entry` is the built CLI unless
+ * a test of the bin itself gives {@link BIN}.
+ */
+export function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  input = '',
+  entry: string = builtCli(),
+): Promise<Run> {
   return new Promise((resolve) => {
-    const child = execFile(NODE, [BIN, ...args], { env, timeout: 30_000 }, (error, stdout, stderr) => {
+    const child = execFile(NODE, [entry, ...args], { env, timeout: 30_000 }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
       resolve({ code, stdout, stderr });
     });

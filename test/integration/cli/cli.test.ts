@@ -4,7 +4,14 @@
 // exit code, no stack trace), and what only a process shows: a body on stdin.
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { cleanCliEnv, NO_AWS_CREDENTIALS, runCli } from '../../helpers/cli.js';
+import {
+  BIN,
+  cleanCliEnv,
+  closedPort,
+  expectOneLineError,
+  NO_AWS_CREDENTIALS,
+  runCli,
+} from '../../helpers/cli.js';
 import {
   type CliRunner,
   COMMANDS,
@@ -63,5 +70,33 @@ describe('a process reads the body on stdin', () => {
       reasons: [{ code: 'wrong_secret' }],
     });
     expect(verified.stdout + wrong.stdout).not.toContain(SECRET);
+  });
+});
+
+describe('bin/forgebridge.js: the command as the repository runs it (tsx over the sources)', () => {
+  const bin = (args: string[]) => runCli(args, { ...cleanCliEnv(), ...NO_AWS_CREDENTIALS }, '', BIN);
+  const built = (args: string[]) => runCli(args, { ...cleanCliEnv(), ...NO_AWS_CREDENTIALS });
+
+  it('answers --version, --help and a bad value exactly as the built CLI the other tests run', async () => {
+    const runs: string[][] = [['--version'], ['--help'], ['send', 'push', '--forge', 'svn']];
+    for (const args of runs) {
+      const [fromBin, fromBuild] = await Promise.all([bin(args), built(args)]);
+      expect(fromBin, args.join(' ')).toEqual(fromBuild);
+    }
+    const version = await bin(['--version']);
+    expect(version.code).toBe(0);
+    expect(version.stdout).toMatch(/^\d+\.\d+\.\d+\S*\n$/);
+    expectOneLineError(await bin(['send', 'push', '--forge', 'svn']), 2, /"--forge <forge>" argument "svn"/);
+  });
+
+  it('loads a command that needs the AWS SDK: deliveries against an unreachable log says so in one line', async () => {
+    const args = ['deliveries', '--endpoint', `http://127.0.0.1:${await closedPort()}`, '--table', 'none'];
+    const [fromBin, fromBuild] = await Promise.all([bin(args), built(args)]);
+    expect(fromBin.code).toBe(fromBuild.code);
+    expect(fromBin.code).toBeGreaterThan(0);
+    expect(fromBin.stderr.replace(/127\.0\.0\.1:\d+/g, 'PORT')).toBe(
+      fromBuild.stderr.replace(/127\.0\.0\.1:\d+/g, 'PORT'),
+    );
+    expect(fromBin.stderr.split('\n').filter(Boolean)).toHaveLength(1);
   });
 });

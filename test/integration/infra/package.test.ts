@@ -933,28 +933,13 @@ describe('osls package: alarms, their topic and the dashboard', () => {
   });
 
   it('stops osls with the variable named when an alarm setting is out of range', async () => {
-    const cases: [Record<string, string>, string][] = [
-      [
-        { FORGEBRIDGE_ALARM_QUIET_HOURS: '25' },
-        '"FORGEBRIDGE_ALARM_QUIET_HOURS" must be a whole number from 0 to 24',
-      ],
-      [
-        { FORGEBRIDGE_ALARM_SIGNATURE_FAILURES: '2.5' },
-        '"FORGEBRIDGE_ALARM_SIGNATURE_FAILURES" must be a whole number from 0 to',
-      ],
-      [
-        { FORGEBRIDGE_ALARM_QUEUE_AGE_SECONDS: '30' },
-        '"FORGEBRIDGE_ALARM_QUEUE_AGE_SECONDS" must be a whole number from 60',
-      ],
-      [{ FORGEBRIDGE_ALARM_EMAIL: 'ops at example' }, '"FORGEBRIDGE_ALARM_EMAIL" must be one email address'],
-    ];
-    await Promise.all(
-      cases.map(([variables, message]) =>
-        expect(osls(['print', '--stage', 'ci', '--path', 'resources'], variables)).rejects.toMatchObject({
-          stdout: expect.stringContaining(message),
-        }),
-      ),
-    );
+    // One value through osls, from the shell: every range is held by the parser itself
+    // (test/unit/aws/stage-config.test.ts), which infra/ calls at package time.
+    await expect(
+      osls(['print', '--stage', 'ci', '--path', 'resources'], { FORGEBRIDGE_ALARM_QUEUE_AGE_SECONDS: '30' }),
+    ).rejects.toMatchObject({
+      stdout: expect.stringContaining('"FORGEBRIDGE_ALARM_QUEUE_AGE_SECONDS" must be a whole number from 60'),
+    });
   });
 
   it('builds a dashboard of deliveries, verdicts, ingest duration, queue, subscribers, reconciler and every alarm', () => {

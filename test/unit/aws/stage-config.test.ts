@@ -132,6 +132,14 @@ describe('readStageConfig', () => {
       ],
       ['FORGEBRIDGE_ALARM_EMAIL: ops at example\n', '"FORGEBRIDGE_ALARM_EMAIL" must be one email address'],
       [
+        'FORGEBRIDGE_ALARM_SIGNATURE_FAILURES: 2.5\n',
+        '"FORGEBRIDGE_ALARM_SIGNATURE_FAILURES" must be a whole number from 0 to',
+      ],
+      [
+        'FORGEBRIDGE_ALARM_QUEUE_AGE_SECONDS: 30\n',
+        '"FORGEBRIDGE_ALARM_QUEUE_AGE_SECONDS" must be a whole number from 60',
+      ],
+      [
         'FORGEBRIDGE_FORGE: github\nFORGEBRIDGE_WEBHOOK_SOURCES:\n  - { name: a, forge: gitlab, secretParameter: /x/a }\n',
         'with "FORGEBRIDGE_WEBHOOK_SOURCES" give each source its "forge" instead',
       ],
