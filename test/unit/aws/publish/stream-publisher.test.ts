@@ -75,11 +75,13 @@ describe('StreamPublisher', () => {
       attempts: 1,
     });
     const input = kinesisMock.commandCalls(PutRecordCommand)[0]?.args[0].input;
-    expect(input?.StreamName).toBe('forgebridge-dev-ordered');
-    expect(input?.PartitionKey).toBe('github|octo/hello#pr:7');
+    if (input === undefined) throw new Error('no PutRecord call');
+    const data = input.Data as Uint8Array;
+    expect(input.StreamName).toBe('forgebridge-dev-ordered');
+    expect(input.PartitionKey).toBe('github|octo/hello#pr:7');
     const event = streamEventOfRecord({
       kinesis: {
-        data: Buffer.from(input?.Data as Uint8Array).toString('base64'),
+        data: Buffer.from(data).toString('base64'),
         partitionKey: 'k',
         sequenceNumber: '1',
       },
@@ -95,7 +97,7 @@ describe('StreamPublisher', () => {
         payload: PULL_REQUEST,
       },
     });
-    expect(result.recordBytes).toBe((input?.Data as Uint8Array).byteLength + 'github|octo/hello#pr:7'.length);
+    expect(result.recordBytes).toBe(data.byteLength + 'github|octo/hello#pr:7'.length);
   });
 
   it('orders by the repository when asked', async () => {
