@@ -38,8 +38,7 @@ export default defineConfig({
       // Print the numbers also when a test failed (vitest's default is to skip the report then).
       reportOnFailure: true,
     },
-    // Four groups, one after the other, each with its own worker count: unit; integration; e2e with static beside
-    // it; iam.
+    // Four groups, one after the other, each with its own worker count.
     projects: [
       {
         test: {
@@ -56,8 +55,6 @@ export default defineConfig({
           // AWS SDK and Powertools anew, which took most of this project's time. A file's SDK stubs are undone
           // after it (test/setup/sdk-mocks.ts); the log guard captures per file.
           isolate: false,
-          // Both cores: each of the two workers imports the SDK once.
-          maxWorkers: 2,
           setupFiles: [...setupFiles, 'test/setup/sdk-mocks.ts'],
           environment: 'node',
           sequence: { groupOrder: 0 },
@@ -85,31 +82,15 @@ export default defineConfig({
         test: {
           name: 'e2e',
           // The whole local stack (serverless-offline running every function in worker threads, DynamoDB
-          // Local, s3rver, oidc-provider), started once for all its suites (local-stack.test.ts), after the
-          // integration group, so that no integration file competes with the Lambdas for the two cores. Vitest
-          // starts a group's files project by project in name order: the stack takes a worker first, and the
-          // `static` project's files share the other.
+          // Local, s3rver, oidc-provider) per file: one file at a time, after everything else, so that no
+          // other suite competes with the Lambdas for the two cores.
           include: ['test/integration/stack/**/*.test.ts'],
           setupFiles,
           environment: 'node',
           env: runEnv,
           testTimeout: 120_000,
           hookTimeout: 180_000,
-          maxWorkers: 2,
-          sequence: { groupOrder: 2 },
-        },
-      },
-      {
-        test: {
-          name: 'static',
-          // tsc over the whole repository and the generated-file check, beside the end-to-end stack at the lowest
-          // CPU priority (test/setup/low-priority.ts): the stack's Lambdas mostly wait on their timers, and these
-          // take the cycles they leave idle.
-          include: ['test/static/**/*.test.ts'],
-          setupFiles: ['test/setup/low-priority.ts', ...setupFiles],
-          environment: 'node',
-          testTimeout: 300_000,
-          maxWorkers: 2,
+          maxWorkers: 1,
           sequence: { groupOrder: 2 },
         },
       },

@@ -1,9 +1,8 @@
-// The whole test suite: lint + format check, then every vitest project with coverage and its thresholds
-// (vitest.config.ts): the unit project also type-checks the `*.test-d.ts` type tests, and the static project runs
-// tsc over the repository and the generated-file check beside the end-to-end stack. Prints coverage per area and
-// a plain closing line `Tests: N passed, N failed` that CI reads.
-// `npm test -- <vitest args>` skips lint and coverage and passes the arguments to vitest.
-import { spawnSync } from 'node:child_process';
+// The whole test suite: lint + format check, type check, generated-file check, then every vitest project
+// (the unit project also type-checks the `*.test-d.ts` type tests) with coverage and its thresholds
+// (vitest.config.ts). Prints coverage per area and a plain closing line `Tests: N passed, N failed` that CI reads.
+// `npm test -- <vitest args>` skips the static checks and coverage and passes the arguments to vitest.
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -40,13 +39,45 @@ function run(label, command, commandArgs) {
 const bin = (name) => join(root, 'node_modules/.bin', name);
 let failed = false;
 
+/**
+ * Runs a static check beside the tests, at a lower CPU priority (nice 10): it takes the cores the test servers leave
+ * idle (the end-to-end suites mostly wait on the Lambdas' timers). Its output is kept and printed, under its label,
+ * after the tests.
+ */
+function background(label, command, commandArgs) {
+  return new Promise((resolve) => {
+    const child = spawn('nice', ['-n', '10', command, ...commandArgs], { cwd: root, env });
+    let output = '';
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      output += chunk;
+    });
+    child.on('error', (error) => resolve({ label, status: 1, output: `${output}${error.message}\n` }));
+    child.on('close', (code) => resolve({ label, status: code ?? 1, output }));
+  });
+}
+
+let checks = Promise.resolve([]);
 if (args.length === 0) {
-  // Lint and format first and on their own: a second or two, and the clearest failure to see first. The type check
-  // and the generated-file check are the `static` project's files (test/static/), run beside the end-to-end stack.
+  // Lint and format first and on their own: a second or two, and the clearest failure to see first.
   if (run('lint and format (biome)', bin('biome'), ['ci', '.']) !== 0) {
     failed = true;
     process.stdout.write('lint and format (biome): FAILED\n');
   }
+  const slow = [['type check (tsc)', bin('tsc'), ['-p', 'tsconfig.json', '--noEmit']]];
+  if (existsSync(join(root, 'scripts/generate-webhook-catalogue.ts'))) {
+    slow.push([
+      'generated files are up to date',
+      process.execPath,
+      ['--import', 'tsx', 'scripts/generate-webhook-catalogue.ts', '--check'],
+    ]);
+  }
+  process.stdout.write(
+    `\n> ${slow.map(([label]) => label).join(', ')}: beside the tests, reported after them\n`,
+  );
+  checks = Promise.all(slow.map(([label, command, commandArgs]) => background(label, command, commandArgs)));
 }
 
 mkdirSync(join(root, '.tmp'), { recursive: true });
@@ -65,6 +96,14 @@ const vitestStatus = run('tests (vitest)', bin('vitest'), [
   ...(args.length === 0 ? ['--coverage', `--coverage.reportsDirectory=${coverageDir}`] : []),
   ...args,
 ]);
+
+for (const { label, status, output } of await checks) {
+  process.stdout.write(`\n> ${label}\n${output}`);
+  if (status !== 0) {
+    failed = true;
+    process.stdout.write(`${label}: FAILED\n`);
+  }
+}
 
 if (existsSync(coverageSummary)) {
   const files = Object.entries(JSON.parse(readFileSync(coverageSummary, 'utf8'))).filter(
