@@ -1,10 +1,18 @@
 import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
-import type { S3Client } from '@aws-sdk/client-s3';
 import { AwsDefaults, AwsErrorCodes } from '../constants.js';
 import { type OnBus, PublishError } from '../errors.js';
 import { positive } from '../rules.js';
 import type { Delivery, DeliveryEntry, LoggerLike, PayloadRef } from '../types.js';
-import { ClaimCheck } from './claim-check.js';
+import {
+  backoffDelay,
+  errorName,
+  type PublishAttemptOptions,
+  provesNotWritten,
+  publishAttempts,
+  sleep,
+  storeClaimCheck,
+} from './attempts.js';
+import type { ClaimCheck } from './claim-check.js';
 import { buildEventEntry, eventEntrySize, refusedForSize } from './event-entry.js';
 
 /** The publish operation the ingest, the retrier and the reconciler need ({@link EventPublisher} fits). */
@@ -13,7 +21,7 @@ export interface PublisherLike {
 }
 
 /** Options of {@link EventPublisher}. Defaults live in {@link AwsDefaults}. */
-export interface EventPublisherOptions {
+export interface EventPublisherOptions extends PublishAttemptOptions {
   /** The EventBridge client (construct it with `maxAttempts: 1`: the publisher does its own retries). */
   eventBridge: EventBridgeClient;
   /** Target bus name or ARN. Default: the account's default bus. */
@@ -22,22 +30,6 @@ export interface EventPublisherOptions {
   source?: string | undefined;
   /** Largest entry sent as-is, in bytes. Default 983040 (960 KiB, within EventBridge's 1 MB). */
   maxEntryBytes?: number | undefined;
-  /** S3 client for the claim check. Required with `bucket` for deliveries over `maxEntryBytes`. */
-  s3?: S3Client | undefined;
-  /** Claim-check bucket. */
-  bucket?: string | undefined;
-  /** Claim-check key prefix. Default `'deliveries/'`. */
-  claimCheckPrefix?: string | undefined;
-  /**
-   * Time for one delivery, retries included, in ms. Default 3000. A retry starts only when the slowest attempt so
-   * far would still end within it; an attempt under way is never cut off (the client's request timeout bounds it).
-   */
-  budgetMs?: number | undefined;
-  /** First backoff delay in ms, doubled per retry with full jitter. Default 50. */
-  baseDelayMs?: number | undefined;
-  /** Largest single backoff delay in ms. Default 1000. */
-  maxDelayMs?: number | undefined;
-  logger?: LoggerLike | undefined;
   /**
    * The trace header each entry carries (`TraceHeader`), read when it is published. Default: the invocation's
    * `_X_AMZN_TRACE_ID`, which Lambda sets under active tracing; none without it.
@@ -77,35 +69,6 @@ const PERMANENT_EXCEPTIONS = new Set([
   'InvalidSignatureException',
   'ExpiredTokenException',
 ]);
-
-/** Socket errors raised before any byte of the request left: the bus cannot have seen the entry. */
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH']);
-
-/** Errors the SDK raises before it sends anything (no credentials to sign with). */
-const NOT_SENT_NAMES = new Set(['CredentialsProviderError']);
-
-function errorName(error: unknown): string {
-  if (typeof error === 'object' && error !== null && 'name' in error && typeof error.name === 'string') {
-    return error.name;
-  }
-  return 'Error';
-}
-
-/**
- * Whether a thrown error proves the entry is not on the bus: EventBridge answered with an HTTP error status
- * (4xx, 5xx, throttling; the SDK puts it in `$metadata`), or the request was never sent. A timeout, a reset
- * connection, a 200 whose body could not be read, or a gateway's 504 (it gave up waiting for the bus) leave it
- * unknown.
- */
-function provesNotOnBus(error: unknown): boolean {
-  if (typeof error !== 'object' || error === null) return false;
-  const status = (error as { $metadata?: { httpStatusCode?: unknown } }).$metadata?.httpStatusCode;
-  if (typeof status === 'number' && status >= 400 && status !== 504) return true;
-  const code = (error as { code?: unknown }).code;
-  return (typeof code === 'string' && NOT_SENT_CODES.has(code)) || NOT_SENT_NAMES.has(errorName(error));
-}
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** One PutEvents attempt: the event id, or why not and what that says about the bus. */
 type Attempt =
@@ -151,13 +114,12 @@ export class EventPublisher {
     this.#eventBusName = options.eventBusName || undefined;
     this.#source = options.source ?? AwsDefaults.source;
     this.#maxEntryBytes = positive('maxEntryBytes', options.maxEntryBytes ?? AwsDefaults.maxEntryBytes);
-    this.#claimCheck =
-      options.s3 !== undefined && options.bucket
-        ? new ClaimCheck({ s3: options.s3, bucket: options.bucket, prefix: options.claimCheckPrefix })
-        : undefined;
-    this.#budgetMs = positive('budgetMs', options.budgetMs ?? AwsDefaults.publishBudgetMs);
-    this.#baseDelayMs = positive('baseDelayMs', options.baseDelayMs ?? AwsDefaults.publishBaseDelayMs);
-    this.#maxDelayMs = positive('maxDelayMs', options.maxDelayMs ?? AwsDefaults.publishMaxDelayMs);
+    ({
+      claimCheck: this.#claimCheck,
+      budgetMs: this.#budgetMs,
+      baseDelayMs: this.#baseDelayMs,
+      maxDelayMs: this.#maxDelayMs,
+    } = publishAttempts(options));
     this.#logger = options.logger;
     this.#traceHeader = options.traceHeader ?? (() => process.env._X_AMZN_TRACE_ID);
   }
@@ -219,7 +181,7 @@ export class EventPublisher {
     before: { overLimit: string; attempts: number; lastErrorCode?: string | undefined; onBus: OnBus },
   ): Promise<PublishResult> {
     const { attempts, lastErrorCode, onBus } = before;
-    const payloadRef = await this.#store(delivery, deadline, before);
+    const payloadRef = await storeClaimCheck(this.#claimCheck, delivery, deadline, before);
     const entry = buildEventEntry(delivery, {
       source: this.#source,
       eventBusName: this.#eventBusName,
@@ -242,34 +204,6 @@ export class EventPublisher {
       );
     }
     return { eventId: sent.eventId, attempts: sent.attempts, payloadRef, entryBytes };
-  }
-
-  async #store(
-    delivery: Delivery,
-    deadline: number,
-    before: { overLimit: string; attempts: number; lastErrorCode?: string | undefined; onBus: OnBus },
-  ): Promise<PayloadRef> {
-    const { attempts, lastErrorCode, onBus } = before;
-    if (this.#claimCheck === undefined) {
-      throw new PublishError(
-        AwsErrorCodes.entryTooLarge,
-        `${before.overLimit} and no claim-check "bucket" is configured`,
-        { attempts, lastErrorCode, onBus },
-      );
-    }
-    try {
-      // Cutting an upload off is harmless (nothing is on the bus yet, a later try overwrites the same key), and
-      // it keeps the S3 client's own retries within the budget.
-      return await this.#claimCheck.store(delivery, {
-        abortSignal: AbortSignal.timeout(Math.max(1, deadline - Date.now())),
-      });
-    } catch (error) {
-      throw new PublishError(
-        AwsErrorCodes.claimCheckFailed,
-        `claim-check object could not be stored in "bucket"`,
-        { cause: error, attempts, lastErrorCode, onBus },
-      );
-    }
   }
 
   async #attempt(entry: DeliveryEntry): Promise<Attempt> {
@@ -306,7 +240,7 @@ export class EventPublisher {
           message: error instanceof Error ? error.message : undefined,
           status: (error as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode,
         }),
-        notOnBus: provesNotOnBus(error),
+        notOnBus: provesNotWritten(error),
       };
     }
   }
@@ -338,8 +272,7 @@ export class EventPublisher {
           { attempts, lastErrorCode, cause, onBus },
         );
       }
-      const ceiling = Math.min(this.#maxDelayMs, this.#baseDelayMs * 2 ** (attempts - attemptsBefore - 1));
-      const delay = Math.floor(Math.random() * ceiling);
+      const delay = backoffDelay(attempts - attemptsBefore, this.#baseDelayMs, this.#maxDelayMs);
       if (Date.now() + delay + slowestMs > deadline) {
         throw new PublishError(
           AwsErrorCodes.publishFailed,

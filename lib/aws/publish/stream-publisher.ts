@@ -1,10 +1,18 @@
 import { type KinesisClient, PutRecordCommand } from '@aws-sdk/client-kinesis';
-import type { S3Client } from '@aws-sdk/client-s3';
 import { AwsDefaults, AwsErrorCodes } from '../constants.js';
 import { type OnBus, PublishError } from '../errors.js';
 import { positive } from '../rules.js';
 import type { Delivery, LoggerLike, PayloadRef } from '../types.js';
-import { ClaimCheck } from './claim-check.js';
+import {
+  backoffDelay,
+  errorName,
+  type PublishAttemptOptions,
+  provesNotWritten,
+  publishAttempts,
+  sleep,
+  storeClaimCheck,
+} from './attempts.js';
+import type { ClaimCheck } from './claim-check.js';
 import { buildEventEntry } from './event-entry.js';
 import {
   type OrderBy,
@@ -16,8 +24,8 @@ import {
   streamRecordSize,
 } from './stream-record.js';
 
-/** Options of {@link StreamPublisher}. */
-export interface StreamPublisherOptions {
+/** Options of {@link StreamPublisher}: the claim check (the bus's, shared) and the retries as the bus's. */
+export interface StreamPublisherOptions extends PublishAttemptOptions {
   /** The Kinesis client (construct it with `maxAttempts: 1`: the publisher does its own retries). */
   kinesis: KinesisClient;
   /** The ordered stream's name or ARN. */
@@ -28,17 +36,6 @@ export interface StreamPublisherOptions {
   orderBy?: OrderBy | undefined;
   /** Largest record sent as it is, in bytes (data and partition key). Default Kinesis's 1 MiB. */
   maxRecordBytes?: number | undefined;
-  /** S3 client and bucket of the claim check, for deliveries over `maxRecordBytes` (the bus's, shared). */
-  s3?: S3Client | undefined;
-  bucket?: string | undefined;
-  claimCheckPrefix?: string | undefined;
-  /** Time for one delivery, retries included, in ms. Default 3000, as the bus's. */
-  budgetMs?: number | undefined;
-  /** First backoff delay in ms, doubled per retry with full jitter. Default 50. */
-  baseDelayMs?: number | undefined;
-  /** Largest single backoff delay in ms. Default 1000. */
-  maxDelayMs?: number | undefined;
-  logger?: LoggerLike | undefined;
 }
 
 /** What {@link StreamPublisher.publish} did. */
@@ -78,25 +75,6 @@ const PERMANENT = new Set([
   'ExpiredTokenException',
 ]);
 
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH']);
-
-function nameOf(error: unknown): string {
-  return typeof error === 'object' && error !== null && 'name' in error && typeof error.name === 'string'
-    ? error.name
-    : 'Error';
-}
-
-/** Whether a failed PutRecord proves the record is not in the stream: an HTTP error answer, or nothing sent. */
-function provesNotWritten(error: unknown): boolean {
-  if (typeof error !== 'object' || error === null) return false;
-  const status = (error as { $metadata?: { httpStatusCode?: unknown } }).$metadata?.httpStatusCode;
-  if (typeof status === 'number' && status >= 400 && status !== 504) return true;
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' && NOT_SENT_CODES.has(code);
-}
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 /**
  * Writes each accepted delivery to the ordered stream beside the bus: one PutRecord, partition key
  * `<source>|<resource key>` ({@link partitionKeyOf}), the record the same EventBridge-shaped event the bus's rules
@@ -130,13 +108,12 @@ export class StreamPublisher {
         `"maxRecordBytes" must be at most ${StreamLimits.recordBytes} (Kinesis's record limit)`,
       );
     this.#maxRecordBytes = maxRecordBytes;
-    this.#claimCheck =
-      options.s3 !== undefined && options.bucket
-        ? new ClaimCheck({ s3: options.s3, bucket: options.bucket, prefix: options.claimCheckPrefix })
-        : undefined;
-    this.#budgetMs = positive('budgetMs', options.budgetMs ?? AwsDefaults.publishBudgetMs);
-    this.#baseDelayMs = positive('baseDelayMs', options.baseDelayMs ?? AwsDefaults.publishBaseDelayMs);
-    this.#maxDelayMs = positive('maxDelayMs', options.maxDelayMs ?? AwsDefaults.publishMaxDelayMs);
+    ({
+      claimCheck: this.#claimCheck,
+      budgetMs: this.#budgetMs,
+      baseDelayMs: this.#baseDelayMs,
+      maxDelayMs: this.#maxDelayMs,
+    } = publishAttempts(options));
     this.#logger = options.logger;
   }
 
@@ -153,7 +130,10 @@ export class StreamPublisher {
     let data = streamRecordData(streamEventOf(buildEventEntry(delivery, { source: this.#source }), time));
     let recordBytes = streamRecordSize(data, partitionKey);
     if (recordBytes > this.#maxRecordBytes) {
-      payloadRef = await this.#store(delivery, deadline, recordBytes);
+      payloadRef = await storeClaimCheck(this.#claimCheck, delivery, deadline, {
+        overLimit: `stream record of ${recordBytes} bytes exceeds "maxRecordBytes" (${this.#maxRecordBytes})`,
+        onBus: 'no',
+      });
       data = streamRecordData(
         streamEventOf(buildEventEntry(delivery, { source: this.#source, payloadRef }), time),
       );
@@ -187,7 +167,7 @@ export class StreamPublisher {
       } catch (error) {
         slowestMs = Math.max(slowestMs, Date.now() - started);
         if (!provesNotWritten(error)) onBus = 'unknown';
-        const lastErrorCode = nameOf(error);
+        const lastErrorCode = errorName(error);
         if (PERMANENT.has(lastErrorCode)) {
           throw new PublishError(
             AwsErrorCodes.publishRejected,
@@ -195,8 +175,7 @@ export class StreamPublisher {
             { attempts, lastErrorCode, cause: error, onBus },
           );
         }
-        const ceiling = Math.min(this.#maxDelayMs, this.#baseDelayMs * 2 ** (attempts - 1));
-        const delay = Math.floor(Math.random() * ceiling);
+        const delay = backoffDelay(attempts, this.#baseDelayMs, this.#maxDelayMs);
         if (Date.now() + delay + slowestMs > deadline) {
           throw new PublishError(
             AwsErrorCodes.publishFailed,
@@ -211,33 +190,6 @@ export class StreamPublisher {
         });
         await sleep(delay);
       }
-    }
-  }
-
-  async #store(delivery: Delivery, deadline: number, recordBytes: number): Promise<PayloadRef> {
-    const overLimit = `stream record of ${recordBytes} bytes exceeds "maxRecordBytes" (${this.#maxRecordBytes})`;
-    if (this.#claimCheck === undefined) {
-      throw new PublishError(
-        AwsErrorCodes.entryTooLarge,
-        `${overLimit} and no claim-check "bucket" is configured`,
-        {
-          onBus: 'no',
-        },
-      );
-    }
-    try {
-      return await this.#claimCheck.store(delivery, {
-        abortSignal: AbortSignal.timeout(Math.max(1, deadline - Date.now())),
-      });
-    } catch (error) {
-      throw new PublishError(
-        AwsErrorCodes.claimCheckFailed,
-        'claim-check object could not be stored in "bucket"',
-        {
-          cause: error,
-          onBus: 'no',
-        },
-      );
     }
   }
 }
