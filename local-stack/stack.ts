@@ -91,6 +91,11 @@ export interface LocalStackOptions {
   /** Powertools log level of the functions. Default: config/local.yml's (`INFO`). */
   logLevel?: string;
   /**
+   * `FORGEBRIDGE_PUBLISH_BUDGET_MS` of the ingest and the retrier: how long a publish may retry a bus that refuses,
+   * before the delivery is queued. Default: config/local.yml's (12000).
+   */
+  publishBudgetMs?: number;
+  /**
    * How often the stack invokes the retrier of queued deliveries through serverless-offline's Lambda API, one run
    * after the other, in ms (serverless-offline's own schedule runs it once a minute only). Default 2000; 0 turns it off.
    */
@@ -302,6 +307,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // The rest of the functions' settings come from config/local.yml, through serverless.yml.
     if (options.logLevel !== undefined) env.FORGEBRIDGE_LOG_LEVEL = options.logLevel;
     if (options.maxEntryBytes !== undefined) env.FORGEBRIDGE_MAX_ENTRY_BYTES = String(options.maxEntryBytes);
+    if (options.publishBudgetMs !== undefined)
+      env.FORGEBRIDGE_PUBLISH_BUDGET_MS = String(options.publishBudgetMs);
 
     const [dynamodb, offline] = await bothStarted(
       // The client compiler only: the JVM's start takes about 1.6 s of CPU instead of 3, beside osls on the same

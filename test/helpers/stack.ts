@@ -4,6 +4,7 @@
 // called` of the example subscriber, `delivery recorded` of the local stage's recording subscriber).
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+import { expect } from 'vitest';
 import type { FunctionLogRecord } from '../../local-stack/function-logs.js';
 import { type SignedDelivery, signDelivery } from '../../local-stack/sample-deliveries.js';
 import {
@@ -78,8 +79,19 @@ export interface TestStack {
   recorded(deliveryId?: string): Recorded[];
   /** The example subscriber's forge API calls for one delivery. */
   forgeApiCalls(deliveryId: string): ForgeApiCalled[];
-  /** Polls until `check` returns true, then waits `settleMs` more (late extra deliveries would show up then). */
-  waitFor(check: () => boolean, options?: { timeoutMs?: number; settleMs?: number }): Promise<void>;
+  /** Polls every 100 ms until `check` returns true; throws with the stack's last output after `timeoutMs` (20 s). */
+  waitFor(check: () => boolean, options?: { timeoutMs?: number }): Promise<void>;
+  /**
+   * Runs `assertions` now, and keeps them for {@link TestStack.assertSettled}: counts that hold the moment the
+   * expected deliveries arrived must still hold once the stack has had time to deliver late ones (a second copy
+   * of a delivery, a rule that should not have matched, a refused delivery published after all).
+   */
+  holds(assertions: () => void): void;
+  /**
+   * Waits `settleMs`, then runs every assertion {@link TestStack.holds} kept, each under the name of the test that
+   * made it. Rejects naming every one that no longer holds; resolves with how many were checked.
+   */
+  assertSettled(settleMs: number): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -176,6 +188,9 @@ export async function startTestStack(options: Omit<LocalStackOptions, 'output'> 
       });
   };
 
+  /** The assertions {@link TestStack.holds} kept, with the test that made each. */
+  const kept: { test: string; assertions: () => void }[] = [];
+
   return {
     stack,
     send,
@@ -217,7 +232,27 @@ export async function startTestStack(options: Omit<LocalStackOptions, 'output'> 
         }
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      await new Promise((resolve) => setTimeout(resolve, waitOptions.settleMs ?? 1_500));
+    },
+    holds(assertions) {
+      assertions();
+      kept.push({ test: expect.getState().currentTestName ?? '(outside a test)', assertions });
+    },
+    async assertSettled(settleMs) {
+      await new Promise((resolve) => setTimeout(resolve, settleMs));
+      const failed: string[] = [];
+      for (const { test, assertions } of kept) {
+        try {
+          assertions();
+        } catch (error) {
+          failed.push(`${test}: ${(error as Error).message}`);
+        }
+      }
+      if (failed.length > 0) {
+        throw new Error(
+          `${failed.length} of ${kept.length} counts changed after their test:\n${failed.join('\n')}`,
+        );
+      }
+      return kept.length;
     },
     stop: () => stack.stop(),
   };

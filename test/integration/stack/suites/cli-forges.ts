@@ -106,12 +106,14 @@ export function cliForgesSuite(stack: () => TestStack): void {
       it('each is published once under its catalogue name, and the inspector shows its forge, source and event', async () => {
         expect(sent).toHaveLength(Forges.length * EVENTS.length * 2);
         await t.waitFor(() => sent.every(({ id }) => t.recorded(id).length > 0), { timeoutMs: 60_000 });
-        for (const { id, event } of sent) {
-          expect(
-            t.recorded(id).map((entry) => entry.detailType),
-            id,
-          ).toEqual([event]);
-        }
+        t.holds(() => {
+          for (const { id, event } of sent) {
+            expect(
+              t.recorded(id).map((entry) => entry.detailType),
+              id,
+            ).toEqual([event]);
+          }
+        });
         const response = await inspectorFetch(t.stack.inspectorUrl, 'api/deliveries?limit=100');
         expect(response.status).toBe(200);
         const rows = ((await response.json()) as { records: Row[] }).records;
@@ -151,9 +153,11 @@ export function cliForgesSuite(stack: () => TestStack): void {
           replayed.push({ id: answer.request.delivery, event: original.event });
         }
         await t.waitFor(() => replayed.every(({ id }) => t.recorded(id).length > 0), { timeoutMs: 60_000 });
-        for (const { id, event } of replayed) {
-          expect(t.recorded(id).map((entry) => entry.detailType)).toEqual([event]);
-        }
+        t.holds(() => {
+          for (const { id, event } of replayed) {
+            expect(t.recorded(id).map((entry) => entry.detailType)).toEqual([event]);
+          }
+        });
       });
 
       it('a wrong --secret is still a 401, with its diagnosis in the log', async () => {

@@ -118,11 +118,10 @@ export function reconcileSuite(stack: () => TestStack): void {
         expect([...forges.github.redeliveries, ...forges.gitlab.resends].sort()).toEqual([...ids].sort());
 
         // Each comes back through the ingest, verified, and is published once.
-        await t.waitFor(() => ids.every((id) => t.recorded(id).length > 0), {
-          timeoutMs: 20_000,
-          settleMs: 500,
+        await t.waitFor(() => ids.every((id) => t.recorded(id).length > 0), { timeoutMs: 20_000 });
+        t.holds(() => {
+          for (const id of ids) expect(t.recorded(id), id).toHaveLength(1);
         });
-        for (const id of ids) expect(t.recorded(id), id).toHaveLength(1);
         const redelivered = await inspectorRows('status=redelivered&limit=100');
         expect(
           redelivered.map((row) => [row.source, row.deliveryId, row.reason, row.verdict]).sort(),
