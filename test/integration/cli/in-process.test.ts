@@ -31,6 +31,7 @@ import {
   logScenarios,
   MINUTE,
   SECRET,
+  sampleScenarios,
   useCliFixture,
 } from './scenarios.js';
 
@@ -83,6 +84,7 @@ afterEach(() => {
   }
 });
 
+sampleScenarios('all');
 helpScenarios(cli, Object.keys(COMMANDS) as Command[]);
 commandScenarios(cli);
 logScenarios(cli);

@@ -36,9 +36,14 @@ import { expectOneLineError, closedPort as freePort, type Run } from '../../help
 let sample: Set<string> | undefined;
 const registered = new Set<string>();
 
-/** Runs only the scenarios named here in this file; {@link sampleFound} then checks that each one exists. */
-export function sampleScenarios(names: readonly string[]): void {
-  sample = new Set(names);
+/**
+ * Runs only the scenarios named here in this file, or every one (`'all'`); {@link sampleFound} then checks that each
+ * named one exists. Every file that runs scenarios calls it first: the integration files of a worker share their
+ * modules (vitest's `isolate: false`), so the previous file's choice would hold otherwise.
+ */
+export function sampleScenarios(names: readonly string[] | 'all'): void {
+  sample = names === 'all' ? undefined : new Set(names);
+  registered.clear();
 }
 
 /** A test that fails when a sampled name matches no scenario (a renamed one would otherwise drop out unseen). */
