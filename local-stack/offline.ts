@@ -139,6 +139,10 @@ export async function startOffline(options: OfflineOptions): Promise<Offline> {
     // osls compiles its configuration schema (about 2 s of CPU) and caches the result under this folder, HOME
     // otherwise: HOME is new on every start, the repository's .tmp/ is not.
     SLS_SCHEMA_CACHE_BASE_DIR: join(root, '.tmp/osls'),
+    // Node's code cache, when the caller keeps one (`npm test` does, for every process of its run).
+    ...(process.env.NODE_COMPILE_CACHE === undefined
+      ? {}
+      : { NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE }),
     ...options.env,
     // The functions as built here (serverless-esbuild is then left out), relative to the repository.
     FORGEBRIDGE_OFFLINE_BUILD: workFolder,
