@@ -1,5 +1,5 @@
 // Every forge from the CLI, as a new user meets it: the local stack writes its state file (every source with its
-// forge, URL and own secret) and `forgebridge send` — run as a process, pointed at that file and nothing else —
+// forge, URL and own secret) and `forgebridge send` — run in this process, pointed at that file and nothing else —
 // posts for each forge a pull request opened and a push, once with `--forge` alone (the local source of that
 // forge, said on the first line) and once with `--source`, in the forge's own names and shapes: each is answered
 // 202, routed by the ingest to its catalogue name (the recorder subscriber sees that `detail-type` on the bus),
@@ -12,7 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Forge, Forges } from '../../../../lib/webhooks/index.js';
 import type { LocalSource } from '../../../../local-stack/stack.js';
 import { writeStateFile } from '../../../../local-stack/state-file.js';
-import { cleanCliEnv, type Run, runCli } from '../../../helpers/cli.js';
+import type { Run } from '../../../helpers/cli.js';
+import { runMain } from '../../../helpers/cli-in-process.js';
 import { inspectorFetch } from '../../../helpers/inspector.js';
 import type { TestStack } from '../../../helpers/stack.js';
 
@@ -40,7 +41,7 @@ export function cliForgesSuite(stack: () => TestStack): void {
     const EVENTS = ['pull_request.opened', 'push'] as const;
 
     let dir: string;
-    let env: NodeJS.ProcessEnv;
+    let env: Record<string, string>;
     /** Every delivery sent, with what it must be published as and where it must come in. */
     const sent: { id: string; event: string; forge: Forge; source: string }[] = [];
 
@@ -50,14 +51,16 @@ export function cliForgesSuite(stack: () => TestStack): void {
       const file = join(dir, 'local-stack.json');
       // What `npm start` writes, in a file of this test's own (a running `npm start` may own the repository's).
       writeStateFile(t.stack, file);
-      env = { ...cleanCliEnv(), FORGEBRIDGE_STATE_FILE: file };
+      env = { FORGEBRIDGE_STATE_FILE: file };
     }, 180_000);
 
     afterAll(async () => {
       if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
     });
 
-    const run = (args: string[]): Promise<Run> => runCli(args, env);
+    // In this process (`main(argv)`, its output captured): about 30 commands, which would each start a Node process
+    // beside the stack. The cli suite runs the built CLI as a process against the same stack.
+    const run = (args: string[]): Promise<Run> => runMain(args, env);
 
     /** The local stack's source of `forge`. */
     function sourceOf(forge: Forge): LocalSource {
