@@ -4,7 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v java >/dev/null 2>&1 || ! java -version 2>&1 | grep -qE 'version "(1[7-9]|2[0-9])'; then
+# shellcheck source=scripts/java-ok.sh
+. scripts/java-ok.sh
+if ! java_ok; then
   echo "bootstrap: installing openjdk-17-jre-headless (DynamoDB Local needs Java 17)"
   if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
   $SUDO apt-get update -qq
