@@ -118,7 +118,12 @@ export async function startDynamoDbLocal(options: StartDynamoDbLocalOptions = {}
       return await startOn(port, readyTimeoutMs, options.javaOptions ?? []);
     } catch (error) {
       lastError = error;
-      if (options.port !== undefined) break;
+      if (options.port !== undefined) {
+        // A port chosen beforehand (the stack hands it to osls too) can be taken for a moment by an outgoing
+        // connection's ephemeral port: try the same port again shortly, on that error only.
+        if (!String((error as Error).message).includes('Address already in use')) break;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
     }
   }
   throw lastError;
