@@ -13,8 +13,16 @@ const { esbuildOptions } = require('../infra/esbuild.cjs') as {
   esbuildOptions: () => BuildOptions;
 };
 
-/** The files that declare functions: serverless.yml, and the local stage's recording subscriber. */
-const DECLARING = ['serverless.yml', 'local-stack/recorder.yml'];
+/**
+ * The files that declare functions: serverless.yml, the local stage's recording subscriber and the ordered
+ * subscriber's twin on the bus, and the local stage's ordered subscribers (their `handler:` lines in config/local.yml).
+ */
+const DECLARING = [
+  'serverless.yml',
+  'local-stack/recorder.yml',
+  'local-stack/bus-twin.yml',
+  'config/local.yml',
+];
 
 /**
  * The handler files the functions name (`handler: functions/ingest/handler.handler` is

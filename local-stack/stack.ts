@@ -3,7 +3,7 @@
 // stand-ins) and `osls offline start` (serverless-offline + serverless-offline-aws-eventbridge), creates the
 // tables and the bucket, and points the functions at them.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +31,7 @@ import { type ForgeStandIns, startForgeStandIns } from './forge-stand-ins.js';
 import { createFunctionLogReader, type FunctionLogRecord } from './function-logs.js';
 import { startInspector } from './inspector/server.js';
 import { type Offline, type OfflineOptions, type OfflinePorts, startOffline } from './offline.js';
+import { type OrderedFailure, type OrderedStream, startOrderedStream } from './ordered-stream.js';
 import { freePort } from './ports.js';
 import { type LocalS3, startS3 } from './s3.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
@@ -113,6 +114,11 @@ export interface LocalStackOptions {
    */
   forgeStandIns?: boolean;
   /**
+   * How long the example ordered subscriber works on each delivery, in ms (`FORGEBRIDGE_EXAMPLE_WORK_MS`).
+   * Default: the function's own (300).
+   */
+  orderedWorkMs?: number;
+  /**
    * Record every AWS call of the functions into this JSON-lines file: a recording proxy in front of each endpoint
    * they reach (DynamoDB, S3, EventBridge; local-stack/aws-call-recorder.ts) forwards it and appends the IAM action
    * and resource it needs, attributed by the function's User-Agent app id. Default off.
@@ -166,6 +172,13 @@ export interface LocalStack {
   readonly busProxy: TcpProxy | undefined;
   /** The delivery inspector page on 127.0.0.1 (local-stack/inspector). */
   readonly inspectorUrl: string;
+  /**
+   * The ordered stream on kinesalite, when config/local.yml lists ordered subscribers: its name, its endpoint, and
+   * what its failure destination holds so far (one message per record an ordered subscriber gave up on).
+   */
+  readonly orderedStream:
+    | { readonly streamName: string; readonly endpoint: string; failures(): OrderedFailure[] }
+    | undefined;
   /** Stops every server and child process (DynamoDB Local's Java included). Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -310,6 +323,26 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     if (options.publishBudgetMs !== undefined)
       env.FORGEBRIDGE_PUBLISH_BUDGET_MS = String(options.publishBudgetMs);
 
+    // The ordered stream, when an ordered subscriber is configured: kinesalite before the ingest can write to it.
+    const orderedSettings = LOCAL_CONFIG.ordered;
+    let ordered: OrderedStream | undefined;
+    const streamName = `forgebridge-${stage}-ordered`;
+    const failureFile = join(home, 'ordered-failures.jsonl');
+    if (orderedSettings.subscribers.length > 0) {
+      ordered = await startOrderedStream({
+        port: await freePort(),
+        streamName,
+        shards: orderedSettings.shards,
+        failureFile,
+      });
+      const started = ordered;
+      stops.push(() => started.stop());
+      env.AWS_ENDPOINT_URL_KINESIS = ordered.endpoint;
+      env.FORGEBRIDGE_STREAM_NAME = streamName;
+      if (options.orderedWorkMs !== undefined)
+        env.FORGEBRIDGE_EXAMPLE_WORK_MS = String(options.orderedWorkMs);
+    }
+
     const [dynamodb, offline] = await bothStarted(
       // The client compiler only: the JVM's start takes about 1.6 s of CPU instead of 3, beside osls on the same
       // cores; a local stack never serves enough requests to miss the optimising compiler.
@@ -346,6 +379,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       stops.push(() => timer.stop());
     }
     const logs = offline.logFile === undefined ? undefined : createFunctionLogReader(offline.logFile);
+    ordered?.startPollers({
+      lambdaEndpoint: `http://127.0.0.1:${offline.ports.lambda}`,
+      stage,
+      subscribers: orderedSettings.subscribers,
+    });
 
     const webhookUrl = `http://127.0.0.1:${offline.ports.http}/webhooks`;
     standIns?.target({ github: `${webhookUrl}/github`, gitlab: `${webhookUrl}/gitlab` });
@@ -387,6 +425,20 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       forgeApi,
       forgeStandIns: standIns,
       busProxy,
+      orderedStream:
+        ordered === undefined
+          ? undefined
+          : {
+              streamName,
+              endpoint: ordered.endpoint,
+              failures: () =>
+                existsSync(failureFile)
+                  ? readFileSync(failureFile, 'utf8')
+                      .split('\n')
+                      .filter((line) => line !== '')
+                      .map((line) => JSON.parse(line) as OrderedFailure)
+                  : [],
+            },
       logTail: (lines) => offline.logTail(lines),
       logFile: offline.logFile,
       functionLogs: () => logs?.records() ?? [],

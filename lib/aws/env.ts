@@ -1,3 +1,4 @@
+import { NodeHttpHandler } from '@smithy/node-http-handler';
 /**
  * Reading a function's configuration from its environment. Every variable is named in serverless.yml
  * (`provider.environment` and `functions.*.environment`) and documented in docs/configuration.md.
@@ -48,6 +49,14 @@ export function sdkTimeouts(requestTimeoutMs = 5_000) {
       throwOnRequestTimeout: true,
     },
   };
+}
+
+/**
+ * {@link sdkTimeouts} on an HTTP/1.1 handler, for a client whose default is HTTP/2 (Kinesis's, for
+ * SubscribeToShard): PutRecord and GetRecords need no HTTP/2, and a local Kinesis (kinesalite) speaks HTTP/1.1 only.
+ */
+export function sdkHttp1Timeouts(requestTimeoutMs = 5_000) {
+  return { requestHandler: new NodeHttpHandler(sdkTimeouts(requestTimeoutMs).requestHandler) };
 }
 
 /** What {@link withoutSdkCallLog} needs of a client: its middleware stack. */

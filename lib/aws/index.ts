@@ -54,7 +54,11 @@ export {
 export { createRedriveHandler, type RedriveClients, type RedriveHandlerOptions } from './handlers/redrive.js';
 export { createRefreshHandler, type RefreshHandlerOptions } from './handlers/refresh.js';
 export {
+  createOrderedSubscriberHandler,
   createSubscriberHandler,
+  type OrderedBatchEvent,
+  type OrderedBatchResponse,
+  type OrderedSubscriberLambdaHandler,
   type SubscriberContext,
   type SubscriberEvents,
   type SubscriberHandlerOptions,
@@ -73,8 +77,17 @@ export {
 export {
   EventPublisher,
   type EventPublisherOptions,
+  type OrderBy,
+  type OutputName,
+  OutputsPublishError,
+  OutputsPublisher,
+  type OutputsPublisherOptions,
   type PublisherLike,
   type PublishResult,
+  type StreamEvent,
+  StreamPublisher,
+  type StreamPublisherOptions,
+  type StreamPublishResult,
 } from './publish/index.js';
 export type { RedriveReport } from './queue/index.js';
 export type { ReconcileReport, SourceCounts } from './reconcile/types.js';

@@ -10,8 +10,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { type Env, numberEnv } from './env.js';
+import type { OrderBy } from './publish/stream-record.js';
 import { readReconcileConfig } from './reconcile/config.js';
 import { readDeliveryLogConfig, readRedriveConfig } from './stage/function-config.js';
+import {
+  type OrderedSubscriberConfig,
+  readOrderedSubscribers,
+  streamOrderBy,
+} from './stage/ordered-subscribers.js';
 import { readWebhookSources, type WebhookSourceConfig } from './stage/webhook-source.js';
 import { readForgeApiConfig, readOAuthClients, readTokenConfig } from './tokens/config.js';
 
@@ -25,7 +31,11 @@ export const STAGE_CONFIG_DIR = 'config';
 const STAGE_NAME = /^[A-Za-z0-9-]{1,64}$/;
 
 /** The settings whose value is JSON for the functions: a YAML list in the file. */
-const LIST_SETTINGS = new Set(['FORGEBRIDGE_WEBHOOK_SOURCES', 'FORGEBRIDGE_OAUTH_CLIENTS']);
+const LIST_SETTINGS = new Set([
+  'FORGEBRIDGE_WEBHOOK_SOURCES',
+  'FORGEBRIDGE_OAUTH_CLIENTS',
+  'FORGEBRIDGE_ORDERED_SUBSCRIBERS',
+]);
 
 /**
  * Every deploy-time setting and its default for a stage. An empty default leaves the library's own default in
@@ -89,6 +99,13 @@ export function stageDefaults(stage: string): Record<StageSettingName, string> {
     FORGEBRIDGE_ALARM_QUEUE_AGE_SECONDS: '900',
     FORGEBRIDGE_ALARM_SUBSCRIBER_ERRORS: '0',
     FORGEBRIDGE_ALARM_FAILED_AT_FORGE: '0',
+    // No ordered subscriber: no stream (a provisioned shard costs by the hour, used or not).
+    FORGEBRIDGE_ORDERED_SUBSCRIBERS: '',
+    FORGEBRIDGE_STREAM_SHARDS: '1',
+    // Empty: CloudFormation names the stream (unique to the stack in its account and region).
+    FORGEBRIDGE_STREAM_NAME: '',
+    FORGEBRIDGE_STREAM_RETENTION_HOURS: '24',
+    FORGEBRIDGE_ALARM_ORDERED_FAILURES: '0',
   };
 }
 
@@ -142,7 +159,12 @@ export type StageSettingName =
   | 'FORGEBRIDGE_ALARM_INGEST_5XX'
   | 'FORGEBRIDGE_ALARM_QUEUE_AGE_SECONDS'
   | 'FORGEBRIDGE_ALARM_SUBSCRIBER_ERRORS'
-  | 'FORGEBRIDGE_ALARM_FAILED_AT_FORGE';
+  | 'FORGEBRIDGE_ALARM_FAILED_AT_FORGE'
+  | 'FORGEBRIDGE_ORDERED_SUBSCRIBERS'
+  | 'FORGEBRIDGE_STREAM_SHARDS'
+  | 'FORGEBRIDGE_STREAM_NAME'
+  | 'FORGEBRIDGE_STREAM_RETENTION_HOURS'
+  | 'FORGEBRIDGE_ALARM_ORDERED_FAILURES';
 
 /** Where a setting's value came from. */
 export type SettingOrigin = 'default' | 'file' | 'environment';
@@ -160,6 +182,19 @@ export interface StageConfig {
   alarms: AlarmSettings;
   /** The webhook sources the ingest serves, as it reads them (each with the SSM parameter its secret is read from). */
   sources: WebhookSourceConfig[];
+  /** The ordered subscribers, checked; none: no ordered stream. */
+  ordered: OrderedStreamSettings;
+}
+
+/** The ordered stream and its subscribers (docs/ordering.md). */
+export interface OrderedStreamSettings {
+  subscribers: OrderedSubscriberConfig[];
+  /** What the stream's partition key is: the coarsest grouping a subscriber asks for. */
+  orderBy: OrderBy;
+  /** Provisioned shards: 1 to 500. */
+  shards: number;
+  /** How long the stream keeps a record, in hours: 24 to 8760. */
+  retentionHours: number;
 }
 
 /** The alarms' settings (docs/operations.md, "Alarms"). */
@@ -172,6 +207,8 @@ export interface AlarmSettings {
   queueAgeSeconds: number;
   subscriberErrors: number;
   failedAtForge: number;
+  /** Records of the ordered stream gone to the failure destination before the alarm fires (0: the first one). */
+  orderedFailures: number;
 }
 
 /** Options of {@link readStageConfig}. */
@@ -282,7 +319,13 @@ export function readStageConfig(options: StageConfigOptions): StageConfig {
     throw withOrigin(error, origins, file);
   }
   const sources = readWebhookSources(settings);
-  return { stage: options.stage, file, settings, origins, alarms, sources };
+  let ordered: OrderedStreamSettings;
+  try {
+    ordered = readOrderedStreamSettings(settings);
+  } catch (error) {
+    throw withOrigin(error, origins, file);
+  }
+  return { stage: options.stage, file, settings, origins, alarms, sources, ordered };
 }
 
 /** A reader's error, told where the value it names came from (the file, the environment or the defaults). */
@@ -355,6 +398,28 @@ export function checkStageSettings(
   return readAlarmSettings(settings);
 }
 
+/**
+ * The ordered subscribers and their stream's settings, each checked against what Kinesis takes: a `TypeError`
+ * naming the setting.
+ */
+export function readOrderedStreamSettings(settings: Record<StageSettingName, string>): OrderedStreamSettings {
+  const subscribers = readOrderedSubscribers(settings);
+  const name = settings.FORGEBRIDGE_STREAM_NAME;
+  // Kinesis's stream names: 1 to 128 of letters, digits, `_`, `.`, `-`.
+  if (name !== '' && !/^[A-Za-z0-9_.-]{1,128}$/.test(name)) {
+    throw new TypeError(
+      '"FORGEBRIDGE_STREAM_NAME" must be 1 to 128 letters, digits, "_", "." or "-" (Kinesis\'s stream names), or empty',
+    );
+  }
+  return {
+    subscribers,
+    orderBy: streamOrderBy(subscribers),
+    // 500: the default shard quota of the larger regions (200 elsewhere); AWS refuses more than the account's quota.
+    shards: whole(settings, 'FORGEBRIDGE_STREAM_SHARDS', { min: 1, max: 500 }),
+    retentionHours: whole(settings, 'FORGEBRIDGE_STREAM_RETENTION_HOURS', { min: 24, max: 8760 }),
+  };
+}
+
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 /** An SSM parameter name as an IAM resource takes it: a full path. */
 const SSM_PARAMETER = /^\/[A-Za-z0-9_.\-/]{1,2047}$/;
@@ -374,6 +439,7 @@ export function readAlarmSettings(settings: Record<StageSettingName, string>): A
     queueAgeSeconds: whole(settings, 'FORGEBRIDGE_ALARM_QUEUE_AGE_SECONDS', { min: 60 }),
     subscriberErrors: whole(settings, 'FORGEBRIDGE_ALARM_SUBSCRIBER_ERRORS'),
     failedAtForge: whole(settings, 'FORGEBRIDGE_ALARM_FAILED_AT_FORGE'),
+    orderedFailures: whole(settings, 'FORGEBRIDGE_ALARM_ORDERED_FAILURES'),
   };
 }
 

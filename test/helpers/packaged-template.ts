@@ -89,7 +89,14 @@ export function oslsEnv(home: string, workFolder: string): NodeJS.ProcessEnv {
  */
 function inputsDigest(stage: string): string {
   const hash = createHash('sha256');
-  const files = ['serverless.yml', 'local-stack/recorder.yml', 'lib/aws/constants.ts', `config/${stage}.yml`];
+  const files = [
+    'serverless.yml',
+    'local-stack/recorder.yml',
+    'local-stack/bus-twin.yml',
+    'lib/aws/constants.ts',
+    'lib/aws/stage/ordered-subscribers.ts',
+    `config/${stage}.yml`,
+  ];
   const walk = (dir: string) => {
     if (!existsSync(dir)) return;
     for (const entry of readdirSync(dir, { withFileTypes: true })) {

@@ -1,8 +1,9 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { S3Client } from '@aws-sdk/client-s3';
-import { sdkTimeouts, withoutSdkCallLog } from '../env.js';
-import { EventPublisher, type PublisherLike } from '../publish/index.js';
+import { sdkHttp1Timeouts, sdkTimeouts, withoutSdkCallLog } from '../env.js';
+import { EventPublisher, OutputsPublisher, type PublisherLike, StreamPublisher } from '../publish/index.js';
 import { DeliveryQueue } from '../queue/index.js';
 import type { IngestConfig } from '../stage/function-config.js';
 import type { LoggerLike } from '../types.js';
@@ -17,6 +18,8 @@ export interface DeliveryPathOptions<Q> {
   clients: {
     dynamodb?: DynamoDBClient | undefined;
     eventBridge?: EventBridgeClient | undefined;
+    /** Built with `maxAttempts: 1` when an ordered stream is configured: the stream publisher retries itself. */
+    kinesis?: KinesisClient | undefined;
     s3?: S3Client | undefined;
   };
   logger: LoggerLike;
@@ -34,15 +37,35 @@ export function deliveryPath<Q = DeliveryQueue>(options: DeliveryPathOptions<Q>)
   const quick = sdkTimeouts(requestTimeoutMs);
   const dynamodb = clients.dynamodb ?? withoutSdkCallLog(new DynamoDBClient(quick));
   const s3 = clients.s3 ?? withoutSdkCallLog(new S3Client(sdkTimeouts(Math.max(requestTimeoutMs, 5_000))));
-  const publisher =
-    options.given.publisher ??
-    new EventPublisher({
-      ...options.publisher,
+  const { stream, ...busOptions } = options.publisher;
+  let publisher = options.given.publisher;
+  if (publisher === undefined) {
+    const bus = new EventPublisher({
+      ...busOptions,
       eventBridge:
         clients.eventBridge ?? withoutSdkCallLog(new EventBridgeClient({ ...quick, maxAttempts: 1 })),
       s3,
       logger,
     });
+    // The ordered stream, after the bus, when an ordered subscriber is configured (FORGEBRIDGE_STREAM_NAME).
+    publisher =
+      stream === undefined
+        ? new OutputsPublisher({ bus })
+        : new OutputsPublisher({
+            bus,
+            stream: new StreamPublisher({
+              ...busOptions,
+              ...stream,
+              kinesis:
+                clients.kinesis ??
+                withoutSdkCallLog(
+                  new KinesisClient({ ...sdkHttp1Timeouts(requestTimeoutMs), maxAttempts: 1 }),
+                ),
+              s3,
+              logger,
+            }),
+          });
+  }
   const queue: Q | DeliveryQueue =
     options.given.queue ??
     new DeliveryQueue({

@@ -7,6 +7,8 @@ import { createEventHandler } from '../../webhooks/index.js';
 import { DeliveryLog, withDeliveryReport } from '../delivery-log/index.js';
 import { type Env, sdkTimeouts, withoutSdkCallLog } from '../env.js';
 import { ForgebridgeMetrics } from '../metrics.js';
+import { type KinesisBatchRecord, streamEventOfRecord } from '../publish/stream-record.js';
+import { errorCode } from '../rules.js';
 import { readDeliveryLogConfig } from '../stage/function-config.js';
 import { createSubscriber } from '../subscriber/index.js';
 import type { DeliveryDetail, LoggerLike } from '../types.js';
@@ -143,4 +145,65 @@ function deliveryIdOf(detail: unknown): unknown {
     }
   }
   return (detail as { delivery?: unknown } | undefined)?.delivery;
+}
+
+/** A Kinesis event-source mapping's batch, as Lambda hands an ordered subscriber it. */
+export interface OrderedBatchEvent {
+  Records: KinesisBatchRecord[];
+}
+
+/** What an ordered subscriber answers (`ReportBatchItemFailures`): the first record it did not handle, if any. */
+export interface OrderedBatchResponse {
+  batchItemFailures: { itemIdentifier: string }[];
+}
+
+/** An ordered subscriber's Lambda handler: one batch of the ordered stream in, the first failed record out. */
+export type OrderedSubscriberLambdaHandler = (
+  event: OrderedBatchEvent,
+  context: Context,
+) => Promise<OrderedBatchResponse>;
+
+/**
+ * Builds an ordered subscriber: a Lambda on the ordered stream (a Kinesis event-source mapping with
+ * `ReportBatchItemFailures`) that takes the same options and the same handlers as {@link createSubscriberHandler}.
+ * Each record of the batch holds the EventBridge event a rule's target would get; they are handled one after the
+ * other, in the stream's order, each as one subscriber invocation (its claim check resolved, its `delivery received`
+ * line, its delivery-log report). At the first one that fails the batch stops and answers that record's sequence
+ * number: Lambda retries from it, so no later record of its shard slot runs before it, and after the mapping's
+ * last retry it goes to the on-failure destination.
+ *
+ * @example
+ * ```ts
+ * export const handler = createOrderedSubscriberHandler({
+ *   register: (events) => events.on('pull_request', async ({ payload }) => { ... }),
+ * });
+ * ```
+ */
+export function createOrderedSubscriberHandler(
+  options: SubscriberHandlerOptions = {},
+): OrderedSubscriberLambdaHandler {
+  const logger = options.logger ?? new Logger({ serviceName: 'forgebridge-subscriber' });
+  const handle = createSubscriberHandler({ ...options, logger });
+  return async (event, context) => {
+    const records = Array.isArray(event?.Records) ? event.Records : [];
+    for (const record of records) {
+      const sequenceNumber = record?.kinesis?.sequenceNumber;
+      try {
+        // The subscriber chain reports an error of its own handlers; a record that holds no delivery event is
+        // failed here, before any handler ran.
+        await handle(streamEventOfRecord(record) as EventBridgeEvent<string, DeliveryDetail>, context);
+      } catch (error) {
+        if (typeof sequenceNumber !== 'string') throw new TypeError('stream record has no sequence number');
+        // Its code only: an error's message may quote the payload.
+        logger.error('ordered delivery failed, batch stopped', {
+          sequenceNumber,
+          partitionKey: record.kinesis.partitionKey,
+          errorCode: errorCode(error),
+          left: records.length - records.indexOf(record),
+        });
+        return { batchItemFailures: [{ itemIdentifier: sequenceNumber }] };
+      }
+    }
+    return { batchItemFailures: [] };
+  };
 }

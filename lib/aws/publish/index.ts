@@ -6,8 +6,32 @@
 export { ClaimCheck, type ClaimCheckOptions } from './claim-check.js';
 export { buildEventEntry, type EventEntryOptions } from './event-entry.js';
 export {
+  OUTPUT_ORDER,
+  type OutputName,
+  OutputsPublishError,
+  OutputsPublisher,
+  type OutputsPublisherOptions,
+  type OutputsResult,
+} from './outputs.js';
+export {
   EventPublisher,
   type EventPublisherOptions,
   type PublisherLike,
   type PublishResult,
 } from './publisher.js';
+export {
+  StreamPublisher,
+  type StreamPublisherOptions,
+  type StreamPublishResult,
+} from './stream-publisher.js';
+export {
+  type KinesisBatchRecord,
+  type OrderBy,
+  orderByText,
+  orderKeyOf,
+  parseOrderBy,
+  partitionKeyOf,
+  type StreamEvent,
+  StreamLimits,
+  streamEventOfRecord,
+} from './stream-record.js';

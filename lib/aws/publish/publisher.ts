@@ -17,7 +17,11 @@ import { buildEventEntry, eventEntrySize, refusedForSize } from './event-entry.j
 
 /** The publish operation the ingest, the retrier and the reconciler need ({@link EventPublisher} fits). */
 export interface PublisherLike {
-  publish(delivery: Delivery): Promise<unknown>;
+  /**
+   * `options.outputs` names the outputs still to write (a queue record's), for a publisher with several
+   * (`OutputsPublisher`: the bus and the ordered stream); a publisher with one output ignores it.
+   */
+  publish(delivery: Delivery, options?: { outputs?: readonly string[] | undefined }): Promise<unknown>;
 }
 
 /** Options of {@link EventPublisher}. Defaults live in {@link AwsDefaults}. */

@@ -20,6 +20,24 @@ export const StreamLimits = {
  */
 export type OrderBy = 'resource' | 'repository' | { readonly path: string };
 
+/**
+ * An {@link OrderBy} from its text form: `resource`, `repository`, or a JSONPath (`$.data.customer.id`). A
+ * `TypeError` for anything else, a path `resourceKeyAt` refuses included.
+ */
+export function parseOrderBy(text: string): OrderBy {
+  if (text === 'resource' || text === 'repository') return text;
+  if (text.startsWith('$')) {
+    resourceKeyAt(text);
+    return { path: text };
+  }
+  throw new TypeError(`must be "resource", "repository" or a JSONPath starting with "$" (got "${text}")`);
+}
+
+/** The text form of an {@link OrderBy}, as {@link parseOrderBy} reads it. */
+export function orderByText(orderBy: OrderBy): string {
+  return typeof orderBy === 'object' ? orderBy.path : orderBy;
+}
+
 /** The grouping a delivery falls under when its payload names none of the fields its rule reads. */
 export const UNKEYED = '-';
 

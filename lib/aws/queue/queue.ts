@@ -61,6 +61,11 @@ export interface QueuedDelivery {
   lastError?: string;
   /** The lease token of the retrier holding it. */
   leaseOwner?: string;
+  /**
+   * The outputs still to write (`bus`, `stream`), when the ingest's publisher named them: a delivery the bus took
+   * and the ordered stream did not holds `['stream']`. Without it, every output the retrier's publisher has.
+   */
+  outputs?: string[];
 }
 
 const DUE = 'due';
@@ -71,6 +76,16 @@ function keyOfRecord(record: QueuedDelivery): Pick<Delivery, 'id' | 'source'> {
     : { id: record.delivery, source: record.source };
 }
 const ROUTE_FIELDS = ['forge', 'action', 'source', 'hook', 'nativeEvent', 'nativeAction'] as const;
+
+/** The outputs a failed publish left to write (an `OutputsPublishError`'s `remaining`), when it names them. */
+function remainingOutputs(failure: unknown): string[] | undefined {
+  const remaining = (failure as { remaining?: unknown } | undefined)?.remaining;
+  return Array.isArray(remaining) &&
+    remaining.length > 0 &&
+    remaining.every((name) => typeof name === 'string')
+    ? [...remaining]
+    : undefined;
+}
 
 /**
  * The durable queue of deliveries the bus did not take in time: one record per delivery in the dedupe table
@@ -132,6 +147,8 @@ export class DeliveryQueue {
     if (failure !== undefined) item.lastError = errorCode(failure);
     const onBus = (failure as { onBus?: unknown } | undefined)?.onBus;
     if (typeof onBus === 'string') item.onBus = onBus;
+    const outputs = remainingOutputs(failure);
+    if (outputs !== undefined) item.outputs = outputs;
     if (delivery.rawBody.byteLength <= this.#inlineMaxBytes) {
       item.body = delivery.rawBody;
     } else {
@@ -332,12 +349,13 @@ export class DeliveryQueue {
 
   /** Gives a leased record back, due again in `delayMs`, with one more failed attempt and its error code. */
   async retryLater(record: QueuedDelivery, failure: unknown, delayMs: number): Promise<void> {
+    // A retry that wrote some outputs (the bus) before one failed (the stream) leaves the rest only.
+    const outputs = remainingOutputs(failure);
     await this.#documents.send(
       new UpdateCommand({
         TableName: this.#tableName,
         Key: { [DedupeTable.partitionKey]: record.pk },
-        UpdateExpression:
-          'SET #dueAt = :next, attempts = attempts + :one, lastError = :error REMOVE leaseOwner',
+        UpdateExpression: `SET #dueAt = :next, attempts = attempts + :one, lastError = :error${outputs === undefined ? '' : ', outputs = :outputs'} REMOVE leaseOwner`,
         ConditionExpression: 'leaseOwner = :owner',
         ExpressionAttributeNames: { '#dueAt': DedupeTable.dueAttribute },
         ExpressionAttributeValues: {
@@ -345,6 +363,7 @@ export class DeliveryQueue {
           ':one': 1,
           ':error': errorCode(failure),
           ':owner': record.leaseOwner,
+          ...(outputs === undefined ? {} : { ':outputs': outputs }),
         },
       }),
     );

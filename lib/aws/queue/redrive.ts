@@ -140,7 +140,11 @@ export async function redriveQueue(options: RedriveOptions): Promise<RedriveRepo
       return;
     }
     try {
-      await publisher.publish(await queue.load(record));
+      // Only what is left: a delivery the bus took before the stream failed is written to the stream alone.
+      await publisher.publish(
+        await queue.load(record),
+        record.outputs === undefined ? undefined : { outputs: record.outputs },
+      );
     } catch (failure) {
       try {
         await settle(record, failure);

@@ -3,6 +3,7 @@
  * source schema's one parser (lib/aws/stage/webhook-source.ts).
  */
 import { type Env, numberEnv, optionalEnv, requireEnv } from '../env.js';
+import { type OrderBy, parseOrderBy } from '../publish/stream-record.js';
 import { isOffline } from '../rules.js';
 import { readWebhookSources, type WebhookSourceConfig } from './webhook-source.js';
 
@@ -15,6 +16,11 @@ export interface IngestConfig {
     maxEntryBytes: number | undefined;
     bucket: string | undefined;
     budgetMs: number | undefined;
+    /**
+     * The ordered stream every accepted delivery is also written to, after the bus: `FORGEBRIDGE_STREAM_NAME`
+     * (empty: none, no ordered subscriber configured), partitioned by `FORGEBRIDGE_STREAM_ORDER_BY`.
+     */
+    stream?: { streamName: string; orderBy: OrderBy } | undefined;
   };
   /**
    * Dedupe table: `FORGEBRIDGE_DEDUPE_TABLE` (required), `_DEDUPE_TTL_SECONDS`, `_DEDUPE_LOCK_SECONDS`, and the
@@ -71,6 +77,24 @@ export function readDeliveryLogConfig(env: Env = process.env): DeliveryLogConfig
 }
 
 /**
+ * The ordered stream the ingest writes to: `FORGEBRIDGE_STREAM_NAME` (none when empty) and what its partition key
+ * is, `FORGEBRIDGE_STREAM_ORDER_BY` (`resource`, the default; `repository`; or a JSONPath such as `$.data.id`).
+ */
+export function readStreamConfig(
+  env: Env = process.env,
+): { streamName: string; orderBy: OrderBy } | undefined {
+  const streamName = optionalEnv('FORGEBRIDGE_STREAM_NAME', env);
+  const orderBy = optionalEnv('FORGEBRIDGE_STREAM_ORDER_BY', env);
+  let parsed: OrderBy;
+  try {
+    parsed = parseOrderBy(orderBy ?? 'resource');
+  } catch (error) {
+    throw new TypeError(`environment variable "FORGEBRIDGE_STREAM_ORDER_BY": ${(error as Error).message}`);
+  }
+  return streamName === undefined ? undefined : { streamName, orderBy: parsed };
+}
+
+/**
  * Reads the ingest's configuration (the variables serverless.yml sets); a `TypeError` naming the variable when a
  * required one is missing or a number is not positive, so a misconfigured function fails at its cold start.
  */
@@ -84,6 +108,7 @@ export function readIngestConfig(env: Env = process.env): IngestConfig {
       maxEntryBytes: numberEnv('FORGEBRIDGE_MAX_ENTRY_BYTES', env),
       bucket: optionalEnv('FORGEBRIDGE_BUCKET', env),
       budgetMs: numberEnv('FORGEBRIDGE_PUBLISH_BUDGET_MS', env),
+      stream: readStreamConfig(env),
     },
     dedupe: {
       tableName: requireEnv('FORGEBRIDGE_DEDUPE_TABLE', env),

@@ -16,6 +16,7 @@ import { deliveryLogSuite } from './suites/delivery-log.js';
 import { examplesSuite } from './suites/examples.js';
 import { forgesSuite } from './suites/forges.js';
 import { inspectorSuite } from './suites/inspector.js';
+import { orderedSuite } from './suites/ordered.js';
 import { reconcileSuite } from './suites/reconcile.js';
 import { routingSuite } from './suites/routing.js';
 import { standardSuite } from './suites/standard.js';
@@ -26,7 +27,14 @@ beforeAll(async () => {
   // The routing suite's bus failure waits out the publish budget of each post while the bus refuses: 3 s (lib/aws's
   // default) instead of the local stage's 12. An attempt under way is never cut off by the budget, so a slow bus
   // still gets its answer in.
-  shared = await startTestStack({ busProxy: true, forgeStandIns: true, publishBudgetMs: 3_000 });
+  // The example ordered subscriber works 40 ms per delivery here instead of 300: the ordered suite's 2,000 deliveries
+  // then take seconds, not a minute; overlap of two 40 ms spans shows as surely as of two 300 ms ones.
+  shared = await startTestStack({
+    busProxy: true,
+    forgeStandIns: true,
+    publishBudgetMs: 3_000,
+    orderedWorkMs: 40,
+  });
 }, 180_000);
 
 afterAll(async () => {
@@ -51,6 +59,7 @@ routingSuite(stack);
 examplesSuite(stack);
 reconcileSuite(stack);
 connectSuite(stack);
+orderedSuite(stack);
 
 // Last: nothing arrived late. A copy published twice, a rule that matched what it should not, a refused delivery
 // published after all: each would change a count some suite kept.

@@ -1,0 +1,112 @@
+import { PublishError } from '../errors.js';
+import { errorCode } from '../rules.js';
+import type { Delivery } from '../types.js';
+import type { PublisherLike } from './publisher.js';
+
+/** Where an accepted delivery goes: the bus (every rule), and the ordered stream when one is configured. */
+export type OutputName = 'bus' | 'stream';
+
+/** The outputs in the order they are written: the bus first, then the stream. */
+export const OUTPUT_ORDER: readonly OutputName[] = ['bus', 'stream'];
+
+/** Options of {@link OutputsPublisher}. */
+export interface OutputsPublisherOptions {
+  /** Puts the delivery on the bus (an `EventPublisher`). */
+  bus: PublisherLike;
+  /** Writes it to the ordered stream (a `StreamPublisher`); none when no ordered subscriber is configured. */
+  stream?: PublisherLike | undefined;
+}
+
+/** What {@link OutputsPublisher.publish} did: the bus publisher's result (its event id, claim check), and the stream's. */
+export type OutputsResult = Record<string, unknown> & { outputs: OutputName[]; stream?: unknown };
+
+/**
+ * A delivery that reached some of its outputs and not all: `remaining` names the ones still to write (the one that
+ * failed and those after it), which the durable queue keeps so that the retrier writes those only. Its `code` and
+ * `onBus` are those of the failed output's error.
+ */
+export class OutputsPublishError extends PublishError {
+  override name = 'OutputsPublishError';
+  /** The outputs still to write, in order. */
+  readonly remaining: OutputName[];
+  /** The output that failed. */
+  readonly output: OutputName;
+  constructor(output: OutputName, remaining: OutputName[], cause: unknown) {
+    const inner = cause instanceof PublishError ? cause : undefined;
+    super(
+      errorCode(cause),
+      `delivery not written to the ${output === 'bus' ? 'bus' : 'ordered stream'}${remaining.length > 1 ? ` (nor to ${remaining.slice(1).join(', ')})` : ''}: ${cause instanceof Error ? cause.message : String(cause)}`,
+      {
+        cause,
+        attempts: inner?.attempts ?? 0,
+        lastErrorCode: inner?.lastErrorCode,
+        onBus: inner?.onBus ?? 'unknown',
+      },
+    );
+    this.output = output;
+    this.remaining = remaining;
+  }
+}
+
+/** The outputs a queue record or a caller names, checked and in write order; every configured one when none is named. */
+function outputsToWrite(
+  configured: readonly OutputName[],
+  asked: readonly string[] | undefined,
+): OutputName[] {
+  if (asked === undefined) return [...configured];
+  const unknown = asked.filter((name) => !OUTPUT_ORDER.includes(name as OutputName));
+  if (unknown.length > 0) throw new TypeError(`unknown output(s) ${unknown.map((n) => `"${n}"`).join(', ')}`);
+  // An output no longer configured (the stream removed since the record was queued) has nothing left to write to.
+  return configured.filter((name) => asked.includes(name));
+}
+
+/**
+ * The ingest's, the retrier's and the reconciler's way out: the bus, then the ordered stream when there is one. A
+ * delivery is written to the stream only once the bus took it, so an ordered subscriber never sees a delivery the
+ * bus's rules never got; a failure says which outputs remain ({@link OutputsPublishError}), and the queue record
+ * then holds those, so the retrier never publishes a delivery to the bus twice because its stream write failed.
+ */
+export class OutputsPublisher implements PublisherLike {
+  readonly #bus: PublisherLike;
+  readonly #stream: PublisherLike | undefined;
+  /** The configured outputs, in write order. */
+  readonly outputs: readonly OutputName[];
+
+  constructor(options: OutputsPublisherOptions) {
+    if (typeof options?.bus?.publish !== 'function')
+      throw new TypeError('"bus" must have a "publish" function');
+    if (options.stream !== undefined && typeof options.stream.publish !== 'function')
+      throw new TypeError('"stream" must have a "publish" function');
+    this.#bus = options.bus;
+    this.#stream = options.stream;
+    this.outputs = options.stream === undefined ? ['bus'] : ['bus', 'stream'];
+  }
+
+  /**
+   * Writes the delivery to `options.outputs` (default: every configured one), in order. Rejects with an
+   * {@link OutputsPublishError} at the first that fails; the ones written before it stay written.
+   */
+  async publish(delivery: Delivery, options: { outputs?: readonly string[] | undefined } = {}) {
+    const outputs = outputsToWrite(this.outputs, options.outputs);
+    let result: OutputsResult = { outputs: [] };
+    for (const [index, output] of outputs.entries()) {
+      const publisher = output === 'bus' ? this.#bus : (this.#stream as PublisherLike);
+      let written: unknown;
+      try {
+        written = await publisher.publish(delivery);
+      } catch (error) {
+        throw new OutputsPublishError(output, outputs.slice(index), error);
+      }
+      if (output === 'bus') {
+        result = {
+          ...(typeof written === 'object' && written !== null ? (written as Record<string, unknown>) : {}),
+          outputs: result.outputs,
+        };
+      } else {
+        result.stream = written;
+      }
+      result.outputs.push(output);
+    }
+    return result;
+  }
+}

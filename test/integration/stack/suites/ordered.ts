@@ -1,0 +1,219 @@
+// Ordered subscribers through the local stack (docs/ordering.md): the ingest writes every accepted delivery to the
+// ordered stream (kinesalite) after the bus, the stack's poller hands each pull request's records to the example
+// ordered subscriber one batch per shard slot at a time, and the subscriber logs `ordered delivery handled` with
+// when it started and ended. The same handler on the bus (`onPullRequestOnBus`, an ordinary rule target) logs
+// `delivery handled`: the difference between the two is what the stream buys.
+import { randomUUID } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DeliveryLog } from '../../../../lib/aws/index.js';
+import { partitionKeyOf } from '../../../../lib/aws/publish/index.js';
+import { readOrderedSubscribers } from '../../../../lib/aws/stage/ordered-subscribers.js';
+import { slotOf } from '../../../../local-stack/ordered-stream.js';
+import { forgeSample, signForgeDelivery } from '../../../../local-stack/sample-deliveries.js';
+import type { TestStack } from '../../../helpers/stack.js';
+
+/** One `… delivery handled` line of the example handler. */
+interface Handled {
+  delivery: string;
+  resource: string;
+  startedAt: number;
+  endedAt: number;
+}
+
+const PULL_REQUESTS = 100;
+const PER_PULL_REQUEST = 20;
+const AT_ONCE = 50;
+const ACTIONS = ['opened', 'synchronize', 'labeled', 'edited', 'review_requested', 'unlabeled', 'reopened'];
+
+export function orderedSuite(stack: () => TestStack): void {
+  describe('ordered subscribers: each pull request one delivery at a time, in the order sent', () => {
+    let t: TestStack;
+    let client: DynamoDBClient;
+    /** A repository of this run's own, so that no other suite's pull requests are counted. */
+    const repository = `ordered-${randomUUID().slice(0, 8)}/bot`;
+    const sample = forgeSample('github', 'pull_request.opened');
+
+    beforeAll(() => {
+      t = stack();
+      client = new DynamoDBClient(t.stack.dynamodb.clientConfig);
+    });
+    afterAll(() => client?.destroy());
+
+    const handled = (message: string, fn: string): Handled[] =>
+      t.stack
+        .functionLogs()
+        .filter(
+          (line) => line.message === message && line.function_name === `forgebridge-${t.stack.stage}-${fn}`,
+        )
+        .map(({ delivery, resource, startedAt, endedAt }) => ({
+          delivery: delivery as string,
+          resource: resource as string,
+          startedAt: startedAt as number,
+          endedAt: endedAt as number,
+        }))
+        .filter((line) => line.resource.startsWith(`${repository}#`));
+    const ordered = () => handled('ordered delivery handled', 'onPullRequestOrdered');
+    const onBus = () => handled('delivery handled', 'onPullRequestOnBus');
+
+    /** A pull request delivery of the run's repository, signed for the `github` source. */
+    const post = async (number: number, index: number, poison = false): Promise<string> => {
+      const payload = structuredClone(sample.payload) as {
+        action: string;
+        number: number;
+        pull_request: { number: number; updated_at: string };
+        repository: { full_name: string; name: string };
+      };
+      payload.action = ACTIONS[index % ACTIONS.length] as string;
+      payload.number = number;
+      payload.pull_request.number = number;
+      payload.repository.full_name = repository;
+      if (poison) payload.pull_request.updated_at = 'not a date';
+      const github = t.source('github');
+      const delivery = signForgeDelivery(github.secret, 'github', sample.nativeName, payload);
+      const response = await fetch(github.url, {
+        method: 'POST',
+        headers: delivery.headers,
+        body: delivery.body,
+      });
+      const body = await response.text();
+      if (response.status !== 202)
+        throw new Error(`delivery ${index} of #${number}: ${response.status} ${body}`);
+      return delivery.id;
+    };
+
+    /** Per resource key: the order it was handled in, and the pairs of its deliveries that overlapped. */
+    const analyse = (lines: Handled[]) => {
+      const byResource = new Map<string, Handled[]>();
+      for (const line of lines)
+        byResource.set(line.resource, [...(byResource.get(line.resource) ?? []), line]);
+      let overlapping = 0;
+      for (const list of byResource.values()) {
+        const sorted = [...list].sort((a, b) => a.startedAt - b.startedAt);
+        for (let i = 1; i < sorted.length; i++) {
+          if ((sorted[i] as Handled).startedAt < (sorted[i - 1] as Handled).endedAt) overlapping += 1;
+        }
+      }
+      return { byResource, overlapping };
+    };
+
+    it('2,000 deliveries about 100 pull requests, 50 at a time: each pull request in order, none at once, 0 lost, 0 doubled; on the bus not so', async () => {
+      const sent = new Map<string, string[]>();
+      const started = Date.now();
+      let next = 0;
+      // 50 senders, each taking the next pull request and sending its deliveries one after the other.
+      const sender = async () => {
+        while (next < PULL_REQUESTS) {
+          const number = 1000 + next++;
+          const ids: string[] = [];
+          sent.set(`${repository}#pr:${number}`, ids);
+          for (let index = 0; index < PER_PULL_REQUEST; index++) ids.push(await post(number, index));
+        }
+      };
+      await Promise.all(Array.from({ length: AT_ONCE }, sender));
+      const sentMs = Date.now() - started;
+      const total = PULL_REQUESTS * PER_PULL_REQUEST;
+      await t.waitFor(() => ordered().length >= total && onBus().length >= total, { timeoutMs: 180_000 });
+      const doneMs = Date.now() - started;
+
+      const lines = ordered();
+      const ids = lines.map((line) => line.delivery);
+      const all = [...sent.values()].flat();
+      // 0 lost, 0 doubled.
+      expect(new Set(ids).size).toBe(total);
+      expect(ids.length).toBe(total);
+      expect([...new Set(ids)].sort()).toEqual([...all].sort());
+      const stream = analyse(lines);
+      // Every pull request's deliveries in the order they were sent, and never two of one at once.
+      for (const [resource, list] of stream.byResource) {
+        expect(
+          list.map((line) => line.delivery),
+          resource,
+        ).toEqual(sent.get(resource));
+      }
+      expect(stream.overlapping).toBe(0);
+
+      // The same deliveries on the bus: all there, but handled at once and out of order.
+      const bus = analyse(onBus());
+      expect(new Set(onBus().map((line) => line.delivery)).size).toBe(total);
+      const outOfOrder = [...bus.byResource].filter(
+        ([resource, list]) =>
+          JSON.stringify([...list].sort((a, b) => a.startedAt - b.startedAt).map((line) => line.delivery)) !==
+          JSON.stringify(sent.get(resource)),
+      ).length;
+      expect(bus.overlapping).toBeGreaterThan(0);
+      const spans = lines.map((line) => line.endedAt - line.startedAt);
+      console.log(
+        `ordered: ${total} deliveries about ${PULL_REQUESTS} pull requests sent in ${sentMs} ms (${AT_ONCE} at a time), all handled by ${doneMs} ms; ` +
+          `stream: ${stream.byResource.size} pull requests in order, ${stream.overlapping} overlapping pairs, ${total - new Set(ids).size} lost; ` +
+          `bus: ${bus.overlapping} overlapping pairs, ${outOfOrder} of ${bus.byResource.size} pull requests out of order; ` +
+          `work per delivery ${Math.min(...spans)}–${Math.max(...spans)} ms`,
+      );
+      t.holds(() => {
+        expect(ordered().length).toBe(total);
+        expect(onBus().length).toBe(total);
+      });
+    }, 240_000);
+
+    it('a poison delivery holds up its own pull request only, until its retries are used up; then it goes to the failure destination, and the rest follow in order', async () => {
+      const factor = readOrderedSubscribers({
+        FORGEBRIDGE_ORDERED_SUBSCRIBERS: JSON.stringify([
+          { function: 'onPullRequestOrdered', handler: 'functions/ordered/handler.handler' },
+        ]),
+      })[0]?.parallelizationFactor as number;
+      const slot = (number: number) => slotOf(partitionKeyOf('github', `${repository}#pr:${number}`), factor);
+      const poisoned = 5000;
+      // Five other pull requests, each in a shard slot of its own, not the poisoned one's.
+      const others: number[] = [];
+      for (let number = 5001; others.length < 5; number++) {
+        if (slot(number) !== slot(poisoned) && !others.some((other) => slot(other) === slot(number)))
+          others.push(number);
+      }
+      const before = await post(poisoned, 0);
+      const poison = await post(poisoned, 1, true);
+      const after = [await post(poisoned, 2), await post(poisoned, 3)];
+      const otherIds = await Promise.all(
+        others.map(async (number) => [await post(number, 0), await post(number, 1)]),
+      );
+      const mine = () => ordered().filter((line) => line.resource === `${repository}#pr:${poisoned}`);
+      await t.waitFor(() => mine().length >= 3, { timeoutMs: 60_000 });
+
+      const failures = t.stack.orderedStream?.failures() ?? [];
+      const failure = failures.find((message) => message.delivery === poison);
+      expect(failure, JSON.stringify(failures)).toBeDefined();
+      expect(failure).toMatchObject({
+        requestContext: { condition: 'RetryAttemptsExhausted', approximateInvokeCount: 4 },
+        KinesisBatchInfo: { batchSize: 1 },
+        partitionKey: partitionKeyOf('github', `${repository}#pr:${poisoned}`),
+      });
+      const gaveUpAt = Date.parse(failure?.timestamp as string);
+      const lines = mine();
+      // Before the poison, then what came after it, in order, each started only once the poison was given up.
+      expect(lines.map((line) => line.delivery)).toEqual([before, ...after]);
+      for (const line of lines.slice(1)) expect(line.startedAt).toBeGreaterThanOrEqual(gaveUpAt);
+      // The other pull requests went on: each was handled before the poison was given up.
+      const handledIds = new Map(ordered().map((line) => [line.delivery, line]));
+      for (const id of otherIds.flat()) {
+        expect(handledIds.get(id)?.endedAt, id).toBeLessThan(gaveUpAt);
+      }
+      // The delivery log has the subscriber's error for the poison, and ok for the ones around it.
+      const log = new DeliveryLog({ client, tableName: t.stack.names.deliveriesTable });
+      const name = `forgebridge-${t.stack.stage}-onPullRequestOrdered`;
+      const logged = await log.get(poison, { source: 'github' });
+      expect(logged?.subscribers[name]).toMatchObject({ outcome: 'error', error: { name: 'TypeError' } });
+      expect((await log.get(after[0] as string, { source: 'github' }))?.subscribers[name]).toMatchObject({
+        outcome: 'ok',
+      });
+      console.log(
+        `poison: given up after ${failure?.requestContext.approximateInvokeCount} invocations, ${gaveUpAt - (lines[0]?.endedAt ?? gaveUpAt)} ms after the delivery before it; ` +
+          `the other ${others.length} pull requests were done ${Math.round(gaveUpAt - Math.max(...otherIds.flat().map((id) => handledIds.get(id)?.endedAt ?? 0)))} ms before that`,
+      );
+      t.holds(() => {
+        expect(mine().length).toBe(3);
+        expect(
+          (t.stack.orderedStream?.failures() ?? []).filter((message) => message.delivery === poison),
+        ).toHaveLength(1);
+      });
+    }, 120_000);
+  });
+}
