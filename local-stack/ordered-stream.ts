@@ -28,9 +28,12 @@ import { matchesPattern } from '../lib/inspector/rules.js';
 const ACCOUNT = '000000000000';
 const REGION = 'us-east-1';
 
-/** How long a poller waits after an empty read, and between retries of a failed batch, in ms. */
+/**
+ * How long a poller waits after an empty read, and before it retries a failed batch, in ms (Lambda backs off between a
+ * stream batch's retries as well, by seconds).
+ */
 const IDLE_MS = 100;
-const RETRY_MS = 200;
+const RETRY_MS = 1_000;
 
 /** One message of the failure destination: what Lambda sends to an on-failure destination of a Kinesis mapping. */
 export interface OrderedFailure {

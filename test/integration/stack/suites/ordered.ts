@@ -21,8 +21,14 @@ interface Handled {
   endedAt: number;
 }
 
-const PULL_REQUESTS = 100;
-const PER_PULL_REQUEST = 20;
+/**
+ * The load: 50 senders at once, each sending one pull request's deliveries one after the other. With
+ * FORGEBRIDGE_E2E_ORDERED_FULL=1 the measured run of docs/ordering.md, 2,000 deliveries about 100 pull requests (about
+ * two minutes on two cores); else 400 about 50, which `npm test` and CI run within their time.
+ */
+const FULL = process.env.FORGEBRIDGE_E2E_ORDERED_FULL === '1';
+const PULL_REQUESTS = FULL ? 100 : 50;
+const PER_PULL_REQUEST = FULL ? 20 : 8;
 const AT_ONCE = 50;
 const ACTIONS = ['opened', 'synchronize', 'labeled', 'edited', 'review_requested', 'unlabeled', 'reopened'];
 
@@ -55,6 +61,8 @@ export function orderedSuite(stack: () => TestStack): void {
         .filter((line) => line.resource.startsWith(`${repository}#`));
     const ordered = () => handled('ordered delivery handled', 'onPullRequestOrdered');
     const onBus = () => handled('delivery handled', 'onPullRequestOnBus');
+    /** Deliveries the ingest answered `queued`: the bus or the stream did not take them within the budget. */
+    const queued: string[] = [];
 
     /** A pull request delivery of the run's repository, signed for the `github` source. */
     const post = async (number: number, index: number, poison = false): Promise<string> => {
@@ -71,15 +79,28 @@ export function orderedSuite(stack: () => TestStack): void {
       if (poison) payload.pull_request.updated_at = 'not a date';
       const github = t.source('github');
       const delivery = signForgeDelivery(github.secret, 'github', sample.nativeName, payload);
-      const response = await fetch(github.url, {
-        method: 'POST',
-        headers: delivery.headers,
-        body: delivery.body,
-      });
-      const body = await response.text();
-      if (response.status !== 202)
-        throw new Error(`delivery ${index} of #${number}: ${response.status} ${body}`);
-      return delivery.id;
+      for (let attempt = 1; ; attempt++) {
+        let response: Response;
+        try {
+          response = await fetch(github.url, {
+            method: 'POST',
+            headers: delivery.headers,
+            body: delivery.body,
+          });
+        } catch (error) {
+          // A connection reset before any answer (serverless-offline under 50 requests at once): the same delivery
+          // again, as a forge's redelivery would be; the dedupe record keeps it once either way.
+          if (attempt < 3) continue;
+          throw error;
+        }
+        const body = await response.text();
+        if (attempt > 1 && response.status === 200 && body.includes('"duplicate":true')) return delivery.id;
+        if (response.status !== 202)
+          throw new Error(`delivery ${index} of #${number}: ${response.status} ${body}`);
+        // A queued delivery reaches the stream when the retrier writes it, after the ones sent since (docs/ordering.md).
+        if (body.includes('"queued":true')) queued.push(delivery.id);
+        return delivery.id;
+      }
     };
 
     /** Per resource key: the order it was handled in, and the pairs of its deliveries that overlapped. */
@@ -97,12 +118,16 @@ export function orderedSuite(stack: () => TestStack): void {
       return { byResource, overlapping };
     };
 
-    it('2,000 deliveries about 100 pull requests, 50 at a time: each pull request in order, none at once, 0 lost, 0 doubled; on the bus not so', async () => {
+    it(`${PULL_REQUESTS * PER_PULL_REQUEST} deliveries about ${PULL_REQUESTS} pull requests, 50 at a time: each pull request in order, none at once, 0 lost, 0 doubled; on the bus not so`, async () => {
       const sent = new Map<string, string[]>();
       const started = Date.now();
       let next = 0;
       // 50 senders, each taking the next pull request and sending its deliveries one after the other.
-      const sender = async () => {
+      // The senders start 100 ms apart: serverless-offline starts one worker thread per concurrent invocation, and 50
+      // handlers loading at the same instant on two cores starve each other, where Lambda would give each a microVM of
+      // its own. Once all have started, 50 are sending at a time.
+      const sender = async (_: unknown, k: number) => {
+        await new Promise((resolve) => setTimeout(resolve, k * 100));
         while (next < PULL_REQUESTS) {
           const number = 1000 + next++;
           const ids: string[] = [];
@@ -118,6 +143,9 @@ export function orderedSuite(stack: () => TestStack): void {
 
       const lines = ordered();
       const ids = lines.map((line) => line.delivery);
+      expect(queued, 'deliveries the ingest queued (the stack was too slow for its publish budget)').toEqual(
+        [],
+      );
       const all = [...sent.values()].flat();
       // 0 lost, 0 doubled.
       expect(new Set(ids).size).toBe(total);
@@ -153,7 +181,7 @@ export function orderedSuite(stack: () => TestStack): void {
         expect(ordered().length).toBe(total);
         expect(onBus().length).toBe(total);
       });
-    }, 240_000);
+    }, 360_000);
 
     it('a poison delivery holds up its own pull request only, until its retries are used up; then it goes to the failure destination, and the rest follow in order', async () => {
       const factor = readOrderedSubscribers({
@@ -171,10 +199,11 @@ export function orderedSuite(stack: () => TestStack): void {
       }
       const before = await post(poisoned, 0);
       const poison = await post(poisoned, 1, true);
-      const after = [await post(poisoned, 2), await post(poisoned, 3)];
-      const otherIds = await Promise.all(
-        others.map(async (number) => [await post(number, 0), await post(number, 1)]),
-      );
+      // The other pull requests' deliveries beside the poisoned one's later ones.
+      const [after, otherIds] = await Promise.all([
+        (async () => [await post(poisoned, 2), await post(poisoned, 3)])(),
+        Promise.all(others.map(async (number) => [await post(number, 0), await post(number, 1)])),
+      ]);
       const mine = () => ordered().filter((line) => line.resource === `${repository}#pr:${poisoned}`);
       await t.waitFor(() => mine().length >= 3, { timeoutMs: 60_000 });
 
@@ -200,7 +229,10 @@ export function orderedSuite(stack: () => TestStack): void {
       const log = new DeliveryLog({ client, tableName: t.stack.names.deliveriesTable });
       const name = `forgebridge-${t.stack.stage}-onPullRequestOrdered`;
       const logged = await log.get(poison, { source: 'github' });
-      expect(logged?.subscribers[name]).toMatchObject({ outcome: 'error', error: { name: 'TypeError' } });
+      expect(logged?.subscribers[name]).toMatchObject({
+        outcome: 'error',
+        error: { name: 'WebhookReceiveError' },
+      });
       expect((await log.get(after[0] as string, { source: 'github' }))?.subscribers[name]).toMatchObject({
         outcome: 'ok',
       });
