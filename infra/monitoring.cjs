@@ -372,6 +372,8 @@ module.exports = async ({ resolveVariable, resolveConfigurationProperty }) => {
     'Ingest5xxAlarm',
     'BusFailedInvocationsAlarm',
     'SubscriberDeadLetterQueueAlarm',
+    // infra/ordered.cjs's, with an ordered subscriber.
+    ...(config.ordered.subscribers.length > 0 ? ['OrderedFailureAlarm'] : []),
     ...Object.keys(Resources),
   ];
   Resources.OperationsDashboard = {

@@ -82,6 +82,14 @@ const SUPPRESSIONS: readonly Suppression[] = [
       'recognises an SQS redrive policy as such',
   },
   {
+    rule: /^AwsSolutions-SQS3$/,
+    resources: /^OrderedFailureQueue$/,
+    reason:
+      "it is the ordered subscribers' failure destination (the Kinesis event-source mapping's DestinationConfig " +
+      'OnFailure): what lands there is the end of the line, alarmed on, not retried; cdk-nag only recognises an SQS ' +
+      'redrive policy as a dead-letter queue',
+  },
+  {
     rule: /^AwsSolutions-DDB3$/,
     resources: /^DeliveriesTable$/,
     reason:

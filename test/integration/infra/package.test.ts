@@ -56,6 +56,8 @@ let resources: Record<string, Resource>;
 let withHttpApi: Template;
 /** `resources` as `osls print` resolves them with the alarm variables set (see {@link CONFIGURED}). */
 let configured: Template;
+/** `resources` of the default stage (no ordered subscriber), as `osls print` resolves them. */
+let defaultResources: unknown;
 /** `functions` as `osls print` resolves them, for the default stage and for `local`. */
 let printed: {
   default: Record<string, { handler: string; events?: unknown[] }>;
@@ -105,14 +107,17 @@ beforeAll(async () => {
     });
   const print = async (stageArgs: string[]) =>
     JSON.parse((await osls(['print', ...stageArgs, '--path', 'functions', '--format', 'json'])).stdout);
+  // The default stage (dev): no config file, so no ordered subscriber; its functions and its resources in one print.
+  const printAll = async () => JSON.parse((await osls(['print', '--format', 'json'])).stdout);
   // The `ci` stage's package is the run's one (test/helpers/packaged-template.ts): cdk-nag and the IAM test read it too.
   const [packaged, defaultStage, localStage, printedResources] = await Promise.all([
     packagedTemplate('ci'),
-    print([]),
+    printAll(),
     print(['--stage', 'local']),
     osls(['print', '--stage', 'ci', '--path', 'resources', '--format', 'json'], CONFIGURED),
   ]);
-  printed = { default: defaultStage, local: localStage };
+  printed = { default: defaultStage.functions, local: localStage };
+  defaultResources = defaultStage.resources;
   configured = JSON.parse(printedResources.stdout);
   out = packaged.dir;
   template = packaged.template as unknown as Template;
@@ -262,6 +267,8 @@ describe('osls package (offline, no credentials)', () => {
         'OnIssuesOpenedLambdaFunction',
         'OnIssuesPrefixLambdaFunction',
         'OnPushLambdaFunction',
+        // config/ci.yml's ordered subscriber.
+        'OnPullRequestOrderedLambdaFunction',
         'ReconcileLambdaFunction',
         'RedriveLambdaFunction',
         'RefreshLambdaFunction',
@@ -289,7 +296,10 @@ describe('osls package (offline, no credentials)', () => {
       'refresh',
     ];
     expect(Object.keys(printed.default).sort()).toEqual(deployed);
-    expect(Object.keys(printed.local).sort()).toEqual([...deployed, 'recorder'].sort());
+    // The local stage also has config/local.yml's ordered subscriber and its twin on the bus (local only).
+    expect(Object.keys(printed.local).sort()).toEqual(
+      [...deployed, 'recorder', 'onPullRequestOrdered', 'onPullRequestOnBus'].sort(),
+    );
     expect(printed.local.recorder?.handler).toBe('local-stack/recorder.handler');
     expect(printed.local.recorder?.events).toEqual([
       { eventBridge: expect.objectContaining({ pattern: { source: ['forge.webhooks'] } }) },
@@ -1070,6 +1080,118 @@ const BUNDLE_ENV = {
   AWS_SECRET_ACCESS_KEY: 'package-test',
   AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
 };
+
+describe('osls package: the ordered stream (FORGEBRIDGE_ORDERED_SUBSCRIBERS)', () => {
+  it('has no stream, failure queue, mapping or ordered function in a stage without an ordered subscriber', () => {
+    const text = JSON.stringify(defaultResources);
+    expect(text).not.toContain('AWS::Kinesis::Stream');
+    expect(text).not.toContain('OrderedFailureQueue');
+    expect(text).not.toContain('OrderedStreamWritePolicy');
+    expect(Object.keys(printed.default)).not.toContain('onPullRequestOrdered');
+    // The ingest is told of no stream.
+    const ingest = (printed.default as Record<string, { environment?: Record<string, unknown> }>).ingest;
+    expect(ingest?.environment?.FORGEBRIDGE_STREAM_NAME).toBe('');
+  });
+
+  it('with one (the ci stage): a provisioned, encrypted stream of one shard, named by CloudFormation', () => {
+    const streams = ofType('AWS::Kinesis::Stream');
+    expect(streams.map(([name]) => name)).toEqual(['OrderedStream']);
+    expect(streams[0]?.[1].Properties).toEqual({
+      StreamModeDetails: { StreamMode: 'PROVISIONED' },
+      ShardCount: 1,
+      RetentionPeriodHours: 24,
+      StreamEncryption: { EncryptionType: 'KMS', KeyId: 'alias/aws/kinesis' },
+    });
+    // No Name: a stream name is unique per account and region only, and two stages or stacks would collide.
+    expect(streams[0]?.[1].Properties).not.toHaveProperty('Name');
+    expect(functionNamed('ingest').Properties).toMatchObject({
+      Environment: {
+        Variables: {
+          FORGEBRIDGE_STREAM_NAME: { Ref: 'OrderedStream' },
+          FORGEBRIDGE_STREAM_ORDER_BY: 'resource',
+        },
+      },
+    });
+    expect(functionNamed('redrive').Properties).toMatchObject({
+      Environment: { Variables: { FORGEBRIDGE_STREAM_NAME: { Ref: 'OrderedStream' } } },
+    });
+  });
+
+  it("maps the ordered subscriber to it: the rule's pattern on data, 10 per shard, bisect, 3 retries, the failure queue", () => {
+    const mappings = ofType('AWS::Lambda::EventSourceMapping');
+    expect(mappings).toHaveLength(1);
+    const properties = mappings[0]?.[1].Properties ?? {};
+    expect(properties).toMatchObject({
+      EventSourceArn: { 'Fn::GetAtt': ['OrderedStream', 'Arn'] },
+      FunctionName: { 'Fn::GetAtt': ['OnPullRequestOrderedLambdaFunction', 'Arn'] },
+      StartingPosition: 'TRIM_HORIZON',
+      BatchSize: 10,
+      ParallelizationFactor: 10,
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: 3,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': ['OrderedFailureQueue', 'Arn'] } } },
+    });
+    const filters = (properties.FilterCriteria as { Filters: { Pattern: string }[] }).Filters;
+    expect(filters.map((filter) => JSON.parse(filter.Pattern))).toEqual([
+      { data: { detail: { event: ['pull_request'] } } },
+    ]);
+    // Lambda's ranges (AWS refuses what the local poller would take).
+    expect(properties.ParallelizationFactor).toBeGreaterThanOrEqual(1);
+    expect(properties.ParallelizationFactor).toBeLessThanOrEqual(10);
+    expect(properties.BatchSize).toBeLessThanOrEqual(10_000);
+    expect(properties.MaximumRetryAttempts).not.toBe(-1);
+    expect(functionNamed('onPullRequestOrdered').Properties.Handler).toBe(
+      'functions/ordered/handler.handler',
+    );
+  });
+
+  it('grants the mapping its reads, the failure queue its one write, and the writers kinesis:PutRecord on the stream only', () => {
+    const role = statementsOf('OnPullRequestOrderedIamRoleLambdaExecution');
+    const onStream = role.filter((statement) => JSON.stringify(statement.Resource).includes('OrderedStream'));
+    expect(onStream.flatMap(actions).sort()).toEqual(
+      [
+        'kinesis:DescribeStream',
+        'kinesis:DescribeStreamSummary',
+        'kinesis:GetRecords',
+        'kinesis:GetShardIterator',
+        'kinesis:ListShards',
+        'kinesis:ListStreams',
+      ].sort(),
+    );
+    expect(role.filter((statement) => actions(statement).includes('sqs:SendMessage'))).toEqual([
+      {
+        Effect: 'Allow',
+        Action: ['sqs:SendMessage'],
+        Resource: { 'Fn::GetAtt': ['OrderedFailureQueue', 'Arn'] },
+      },
+    ]);
+    expect(JSON.stringify(role)).not.toContain('kinesis:PutRecord');
+    const write = resources.OrderedStreamWritePolicy?.Properties as {
+      Roles: unknown[];
+      PolicyDocument: { Statement: Statement[] };
+    };
+    expect(write.Roles).toEqual([
+      { Ref: 'IngestIamRoleLambdaExecution' },
+      { Ref: 'RedriveIamRoleLambdaExecution' },
+    ]);
+    expect(write.PolicyDocument.Statement).toEqual([
+      { Effect: 'Allow', Action: 'kinesis:PutRecord', Resource: { 'Fn::GetAtt': ['OrderedStream', 'Arn'] } },
+    ]);
+  });
+
+  it('alarms on the first record in the failure queue, to the alarm topic', () => {
+    expect(resources.OrderedFailureAlarm?.Properties).toMatchObject({
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': ['OrderedFailureQueue', 'QueueName'] } }],
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      AlarmActions: [{ Ref: 'AlarmTopic' }],
+    });
+    expect(resources.OrderedFailureQueue?.Properties).toMatchObject({ SqsManagedSseEnabled: true });
+  });
+});
 
 describe('osls package: a function as it is deployed', () => {
   it('runs the packaged ingest (its own minified bundle, unzipped) as Lambda would: 401 for a wrong signature, 400 without a delivery id', async () => {
