@@ -25,10 +25,17 @@ export const Prices = {
   s3Get: 0.0004 / 1000,
   /** CloudWatch Logs standard ingestion, per GB. */
   logsGb: 0.5,
+  /** Kinesis Data Streams provisioned, per PUT payload unit (25 KB of a record). */
+  kinesisPutUnit: 0.014 / 1e6,
+  /** Kinesis Data Streams provisioned, per shard-hour: a fixed cost, used or not. */
+  kinesisShardHour: 0.015,
 } as const;
 export type PriceTable = {
   readonly [K in keyof typeof Prices]: (typeof Prices)[K] extends string ? string : number;
 };
+
+/** The payload units (25 KB each, rounded up) AWS bills one Kinesis record for. */
+export const kinesisPutUnits = (recordBytes: number) => Math.max(1, Math.ceil(recordBytes / (25 * 1024)));
 
 /** What one Lambda invocation adds to the logs besides what the function prints: START, END and REPORT lines. */
 export const LAMBDA_PLATFORM_LOG_BYTES = 260;
@@ -39,6 +46,7 @@ export const FULL_VCPU_MB = 1769;
 export const CallLatencyMs = {
   dynamodb: 6,
   eventbridge: 12,
+  kinesis: 10,
   s3: 20,
   /** Extra S3 time per MB moved. */
   s3PerMb: 15,
@@ -124,6 +132,8 @@ export interface Units {
   s3Puts: number;
   s3Gets: number;
   logBytes: number;
+  /** Kinesis PUT payload units (25 KB each) of the ordered stream. */
+  kinesisPutUnits: number;
 }
 
 export const noUnits = (): Units => ({
@@ -136,6 +146,7 @@ export const noUnits = (): Units => ({
   s3Puts: 0,
   s3Gets: 0,
   logBytes: 0,
+  kinesisPutUnits: 0,
 });
 
 export function addUnits(a: Units, b: Units): Units {
@@ -175,6 +186,9 @@ export function costLines(
     line('S3 PUT requests', units.s3Puts, prices.s3Put),
     line('S3 GET requests', units.s3Gets, prices.s3Get),
     line('CloudWatch Logs GB ingested', units.logBytes / 1024 ** 3, prices.logsGb),
+    ...(units.kinesisPutUnits > 0
+      ? [line('Kinesis PUT payload units (25 KB)', units.kinesisPutUnits, prices.kinesisPutUnit)]
+      : []),
   ];
 }
 

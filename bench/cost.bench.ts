@@ -7,11 +7,13 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { S3Client } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import {
   AwsDefaults,
   createIngestHandler,
+  createOrderedSubscriberHandler,
   createSubscriberHandler,
   DeliveryLogTable,
   withoutSdkCallLog,
@@ -198,6 +200,7 @@ function waitMs(recorded: Recorded): number {
   return (
     dynamodb * CallLatencyMs.dynamodb +
     (calls['EventBridge.PutEvents'] ?? 0) * CallLatencyMs.eventbridge +
+    (calls['Kinesis.PutRecord'] ?? 0) * CallLatencyMs.kinesis +
     s3 * CallLatencyMs.s3 +
     (recorded.s3Bytes / 1024 ** 2) * CallLatencyMs.s3PerMb
   );
@@ -223,6 +226,7 @@ function unitsOf(invocations: readonly Invocation[], memoryMb: number, requestBy
     units.readUnits += call.recorded.readUnits;
     units.s3Puts += call.recorded.s3Puts;
     units.s3Gets += call.recorded.s3Gets;
+    units.kinesisPutUnits += call.recorded.kinesisPutUnits;
     units.logBytes += call.logBytes + LAMBDA_PLATFORM_LOG_BYTES;
   }
   if (requestBytes > 0) units.ingressRequests += httpApiRequests(requestBytes);
@@ -235,6 +239,12 @@ export interface Deployment {
   maxEntryBytes: number;
   /** The functions' Powertools log level. Default {@link LOG_LEVEL}. */
   logLevel?: string;
+  /**
+   * One ordered subscriber on every delivery (FORGEBRIDGE_ORDERED_SUBSCRIBERS): the ingest also writes the ordered
+   * stream, and the ordered subscriber (reporting into the delivery log) gets each record in a batch of its own, the
+   * most invocations a quiet stream makes (Lambda batches what arrives within its polling interval).
+   */
+  ordered?: boolean;
 }
 
 /** Drives one deployment over the mix; what each delivery's ingest and subscriber invocations were billed. */
@@ -262,6 +272,7 @@ export async function runMix(mix: readonly Delivery[], deployment: Deployment) {
     FORGEBRIDGE_FORGE: 'github',
     FORGEBRIDGE_MAX_ENTRY_BYTES: `${deployment.maxEntryBytes}`,
     FORGEBRIDGE_WEBHOOK_SECRET_PARAMETER: '/bench/secret',
+    ...(deployment.ordered === true ? { FORGEBRIDGE_STREAM_NAME: 'forgebridge-prod-ordered' } : {}),
     ...(deployment.log
       ? {
           FORGEBRIDGE_DELIVERIES_TABLE: 'deliveries',
@@ -273,6 +284,7 @@ export async function runMix(mix: readonly Delivery[], deployment: Deployment) {
     dynamodb: withoutSdkCallLog(new DynamoDBClient(clientConfig)),
     eventBridge: withoutSdkCallLog(new EventBridgeClient({ ...clientConfig, maxAttempts: 1 })),
     s3: withoutSdkCallLog(new S3Client(clientConfig)),
+    kinesis: withoutSdkCallLog(new KinesisClient({ ...clientConfig, maxAttempts: 1 })),
   };
   const logLevel = (deployment.logLevel ?? LOG_LEVEL) as 'INFO';
   const ingest = createIngestHandler({
@@ -283,6 +295,11 @@ export async function runMix(mix: readonly Delivery[], deployment: Deployment) {
   }) as unknown as Handler;
   const subscriber = createSubscriberHandler({
     env: { ...env, AWS_LAMBDA_FUNCTION_NAME: 'forgebridge-prod-subscriber' },
+    clients: { s3: clients.s3, dynamodb: clients.dynamodb },
+    logger: new Logger({ serviceName: 'forgebridge-subscriber', logLevel }),
+  });
+  const ordered = createOrderedSubscriberHandler({
+    env: { ...env, AWS_LAMBDA_FUNCTION_NAME: 'forgebridge-prod-ordered' },
     clients: { s3: clients.s3, dynamodb: clients.dynamodb },
     logger: new Logger({ serviceName: 'forgebridge-subscriber', logLevel }),
   });
@@ -322,6 +339,13 @@ export async function runMix(mix: readonly Delivery[], deployment: Deployment) {
       const taken = recorder.take();
       subscriberCalls.push({ ...received, waitMs: waitMs(taken), recorded: taken });
     }
+    for (const record of recorded.records) {
+      const received = await measured(recorder, () =>
+        ordered({ Records: [{ kinesis: record }] }, context('forgebridge-prod-ordered')),
+      );
+      const taken = recorder.take();
+      subscriberCalls.push({ ...received, waitMs: waitMs(taken), recorded: taken });
+    }
     results.push({ delivery, ingest: ingestCall, subscriber: subscriberCalls, requestBytes });
   }
   return results;
@@ -354,6 +378,7 @@ export default async function costBench() {
   const logOff = await runMix(mix, { log: false, payload: false, maxEntryBytes });
   const payloadOn = await runMix(mix, { log: true, payload: true, maxEntryBytes });
   const infoLines = await runMix(mix, { log: true, payload: false, maxEntryBytes, logLevel: 'INFO' });
+  const orderedOn = await runMix(mix, { log: true, payload: false, maxEntryBytes, ordered: true });
 
   const defaultUnits = totals(logOn, MEMORY_MB);
   const lines = costLines(defaultUnits, mix.length, 'function-url');
@@ -389,6 +414,7 @@ export default async function costBench() {
     ['delivery log off', logOff],
     ['delivery log on, payload stored', payloadOn],
     ['delivery log on, log level INFO', infoLines],
+    ['delivery log on, one ordered subscriber', orderedOn],
   ] as const) {
     const units = totals(results, MEMORY_MB);
     for (const ingress of ['function-url', 'http-api'] as const) {
@@ -407,6 +433,12 @@ export default async function costBench() {
     const ms = median(logOn.map((result) => billedMs(result.ingest.cpuMs, result.ingest.waitMs, memory)));
     console.log(`| ${memory} MB | ${ms} | ${money(bill[2]?.perMillion ?? 0)} | ${money(total(bill))} |`);
   }
+
+  const shardMonth = Prices.kinesisShardHour * 730;
+  console.log(
+    `\none ordered subscriber: its stream's shard costs ${money(shardMonth)} a month whatever the traffic (${money(Prices.kinesisShardHour)} an hour; one shard takes 1,000 records or 1 MB a second); ` +
+      `the row above is per million deliveries on top of it, each record in a batch of its own (the most invocations; a busy stream batches up to 10 records per invocation)`,
+  );
 
   await warmPathLine(mix);
 

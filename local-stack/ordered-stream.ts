@@ -21,8 +21,8 @@ import {
 } from '@aws-sdk/client-kinesis';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import kinesalite from 'kinesalite';
-import type { OrderedSubscriberConfig } from '../lib/aws/stage/ordered-subscribers.js';
-import { matchesPattern } from '../lib/inspector/rules.js';
+import type { OrderedSubscriberConfig } from '../lib/aws/internal.js';
+import { matchesPattern } from '../lib/inspector/index.js';
 
 /** The account and region of the local stack's ARNs. */
 const ACCOUNT = '000000000000';

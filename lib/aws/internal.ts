@@ -32,8 +32,8 @@ export {
 export { sdkTimeouts, withoutSdkCallLog } from './env.js';
 export { createIngestHandler } from './handlers/ingest.js';
 export { createReconcileHandler } from './handlers/reconcile.js';
-export { createSubscriberHandler } from './handlers/subscriber.js';
-export { buildEventEntry } from './publish/index.js';
+export { createOrderedSubscriberHandler, createSubscriberHandler } from './handlers/subscriber.js';
+export { buildEventEntry, partitionKeyOf } from './publish/index.js';
 export { type ReconcileLastRun, readReconcileRun } from './reconcile/last-run.js';
 export type { ReconcileReport } from './reconcile/types.js';
 export { parseSecretList } from './secrets.js';
@@ -48,5 +48,12 @@ export {
   type WebhookSourceConfig,
   withSourceHooks,
 } from './stage/index.js';
+export {
+  type OrderedStreamSettings,
+  type OrderedSubscriberConfig,
+  readOrderedStreamSettings,
+  readOrderedSubscribers,
+  streamOrderBy,
+} from './stage/ordered-subscribers.js';
 export { createSubscriber } from './subscriber/index.js';
 export type { DeliveryDetail, DeliveryEntry, PayloadRef } from './types.js';

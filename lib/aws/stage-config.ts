@@ -10,14 +10,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { type Env, numberEnv } from './env.js';
-import type { OrderBy } from './publish/stream-record.js';
 import { readReconcileConfig } from './reconcile/config.js';
+import { type AlarmSettings, readAlarmSettings, whole } from './stage/alarm-settings.js';
 import { readDeliveryLogConfig, readRedriveConfig } from './stage/function-config.js';
-import {
-  type OrderedSubscriberConfig,
-  readOrderedSubscribers,
-  streamOrderBy,
-} from './stage/ordered-subscribers.js';
+import { type OrderedStreamSettings, readOrderedStreamSettings } from './stage/ordered-subscribers.js';
+
+export { type AlarmSettings, type OrderedStreamSettings, readAlarmSettings, readOrderedStreamSettings };
+
 import { readWebhookSources, type WebhookSourceConfig } from './stage/webhook-source.js';
 import { readForgeApiConfig, readOAuthClients, readTokenConfig } from './tokens/config.js';
 
@@ -184,31 +183,6 @@ export interface StageConfig {
   sources: WebhookSourceConfig[];
   /** The ordered subscribers, checked; none: no ordered stream. */
   ordered: OrderedStreamSettings;
-}
-
-/** The ordered stream and its subscribers (docs/ordering.md). */
-export interface OrderedStreamSettings {
-  subscribers: OrderedSubscriberConfig[];
-  /** What the stream's partition key is: the coarsest grouping a subscriber asks for. */
-  orderBy: OrderBy;
-  /** Provisioned shards: 1 to 500. */
-  shards: number;
-  /** How long the stream keeps a record, in hours: 24 to 8760. */
-  retentionHours: number;
-}
-
-/** The alarms' settings (docs/operations.md, "Alarms"). */
-export interface AlarmSettings {
-  email: string;
-  /** Hours without a verified delivery before a source's quiet alarm fires; 0: off. */
-  quietHours: number;
-  signatureFailures: number;
-  ingest5xx: number;
-  queueAgeSeconds: number;
-  subscriberErrors: number;
-  failedAtForge: number;
-  /** Records of the ordered stream gone to the failure destination before the alarm fires (0: the first one). */
-  orderedFailures: number;
 }
 
 /** Options of {@link readStageConfig}. */
@@ -398,59 +372,5 @@ export function checkStageSettings(
   return readAlarmSettings(settings);
 }
 
-/**
- * The ordered subscribers and their stream's settings, each checked against what Kinesis takes: a `TypeError`
- * naming the setting.
- */
-export function readOrderedStreamSettings(settings: Record<StageSettingName, string>): OrderedStreamSettings {
-  const subscribers = readOrderedSubscribers(settings);
-  const name = settings.FORGEBRIDGE_STREAM_NAME;
-  // Kinesis's stream names: 1 to 128 of letters, digits, `_`, `.`, `-`.
-  if (name !== '' && !/^[A-Za-z0-9_.-]{1,128}$/.test(name)) {
-    throw new TypeError(
-      '"FORGEBRIDGE_STREAM_NAME" must be 1 to 128 letters, digits, "_", "." or "-" (Kinesis\'s stream names), or empty',
-    );
-  }
-  return {
-    subscribers,
-    orderBy: streamOrderBy(subscribers),
-    // 500: the default shard quota of the larger regions (200 elsewhere); AWS refuses more than the account's quota.
-    shards: whole(settings, 'FORGEBRIDGE_STREAM_SHARDS', { min: 1, max: 500 }),
-    retentionHours: whole(settings, 'FORGEBRIDGE_STREAM_RETENTION_HOURS', { min: 24, max: 8760 }),
-  };
-}
-
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 /** An SSM parameter name as an IAM resource takes it: a full path. */
 const SSM_PARAMETER = /^\/[A-Za-z0-9_.\-/]{1,2047}$/;
-
-/** The alarm settings, each checked: a `TypeError` naming the setting. */
-export function readAlarmSettings(settings: Record<StageSettingName, string>): AlarmSettings {
-  const email = settings.FORGEBRIDGE_ALARM_EMAIL.trim();
-  if (email !== '' && !EMAIL.test(email)) {
-    throw new TypeError('"FORGEBRIDGE_ALARM_EMAIL" must be one email address');
-  }
-  return {
-    email,
-    // A window of 1 hour or longer (an alarm evaluates at most one day); 0 turns the alarm off.
-    quietHours: whole(settings, 'FORGEBRIDGE_ALARM_QUIET_HOURS', { max: 24 }),
-    signatureFailures: whole(settings, 'FORGEBRIDGE_ALARM_SIGNATURE_FAILURES'),
-    ingest5xx: whole(settings, 'FORGEBRIDGE_ALARM_INGEST_5XX'),
-    queueAgeSeconds: whole(settings, 'FORGEBRIDGE_ALARM_QUEUE_AGE_SECONDS', { min: 60 }),
-    subscriberErrors: whole(settings, 'FORGEBRIDGE_ALARM_SUBSCRIBER_ERRORS'),
-    failedAtForge: whole(settings, 'FORGEBRIDGE_ALARM_FAILED_AT_FORGE'),
-    orderedFailures: whole(settings, 'FORGEBRIDGE_ALARM_ORDERED_FAILURES'),
-  };
-}
-
-function whole(
-  settings: Record<StageSettingName, string>,
-  name: StageSettingName,
-  { min = 0, max = Number.MAX_SAFE_INTEGER } = {},
-): number {
-  const value = Number(settings[name]);
-  if (settings[name].trim() === '' || !Number.isInteger(value) || value < min || value > max) {
-    throw new TypeError(`"${name}" must be a whole number from ${min} to ${max}`);
-  }
-  return value;
-}

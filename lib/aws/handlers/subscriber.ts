@@ -7,7 +7,7 @@ import { createEventHandler } from '../../webhooks/index.js';
 import { DeliveryLog, withDeliveryReport } from '../delivery-log/index.js';
 import { type Env, sdkTimeouts, withoutSdkCallLog } from '../env.js';
 import { ForgebridgeMetrics } from '../metrics.js';
-import { type KinesisBatchRecord, streamEventOfRecord } from '../publish/stream-record.js';
+import { type KinesisBatchRecord, streamEventOfRecord } from '../publish/index.js';
 import { errorCode } from '../rules.js';
 import { readDeliveryLogConfig } from '../stage/function-config.js';
 import { createSubscriber } from '../subscriber/index.js';

@@ -3,6 +3,8 @@
  * reconciler: the EventBridge entry a delivery becomes, the claim check for bodies too large for one entry, and the
  * publisher that retries within its budget. It imports no other delivery-path folder.
  */
+
+export { orderByText, parseOrderBy } from '../order-by.js';
 export { ClaimCheck, type ClaimCheckOptions } from './claim-check.js';
 export { buildEventEntry, type EventEntryOptions } from './event-entry.js';
 export {
@@ -27,9 +29,7 @@ export {
 export {
   type KinesisBatchRecord,
   type OrderBy,
-  orderByText,
   orderKeyOf,
-  parseOrderBy,
   partitionKeyOf,
   type StreamEvent,
   StreamLimits,

@@ -1,10 +1,12 @@
-import { PublishError } from '../errors.js';
-import { errorCode } from '../rules.js';
+import { OutputsPublishError } from '../errors.js';
 import type { Delivery } from '../types.js';
 import type { PublisherLike } from './publisher.js';
 
 /** Where an accepted delivery goes: the bus (every rule), and the ordered stream when one is configured. */
-export type OutputName = 'bus' | 'stream';
+export type { OutputName } from '../errors.js';
+export { OutputsPublishError };
+
+import type { OutputName } from '../errors.js';
 
 /** The outputs in the order they are written: the bus first, then the stream. */
 export const OUTPUT_ORDER: readonly OutputName[] = ['bus', 'stream'];
@@ -19,34 +21,6 @@ export interface OutputsPublisherOptions {
 
 /** What {@link OutputsPublisher.publish} did: the bus publisher's result (its event id, claim check), and the stream's. */
 export type OutputsResult = Record<string, unknown> & { outputs: OutputName[]; stream?: unknown };
-
-/**
- * A delivery that reached some of its outputs and not all: `remaining` names the ones still to write (the one that
- * failed and those after it), which the durable queue keeps so that the retrier writes those only. Its `code` and
- * `onBus` are those of the failed output's error.
- */
-export class OutputsPublishError extends PublishError {
-  override name = 'OutputsPublishError';
-  /** The outputs still to write, in order. */
-  readonly remaining: OutputName[];
-  /** The output that failed. */
-  readonly output: OutputName;
-  constructor(output: OutputName, remaining: OutputName[], cause: unknown) {
-    const inner = cause instanceof PublishError ? cause : undefined;
-    super(
-      errorCode(cause),
-      `delivery not written to the ${output === 'bus' ? 'bus' : 'ordered stream'}${remaining.length > 1 ? ` (nor to ${remaining.slice(1).join(', ')})` : ''}: ${cause instanceof Error ? cause.message : String(cause)}`,
-      {
-        cause,
-        attempts: inner?.attempts ?? 0,
-        lastErrorCode: inner?.lastErrorCode,
-        onBus: inner?.onBus ?? 'unknown',
-      },
-    );
-    this.output = output;
-    this.remaining = remaining;
-  }
-}
 
 /** The outputs a queue record or a caller names, checked and in write order; every configured one when none is named. */
 function outputsToWrite(

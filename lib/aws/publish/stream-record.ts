@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type Forge, Forges, repositoryKey, resourceKey, resourceKeyAt } from '../../webhooks/index.js';
+import type { OrderBy } from '../order-by.js';
 import type { Delivery, DeliveryDetail, DeliveryEntry } from '../types.js';
 
 /**
@@ -13,30 +14,7 @@ export const StreamLimits = {
   recordBytes: 1_048_576,
 } as const;
 
-/**
- * What an ordered stream keeps in order: each resource's deliveries (a pull request's, an issue's, a pushed ref's;
- * docs/forges.md), each repository's, or for a sender without a resource rule (Standard Webhooks, generic) the key at
- * a path of the payload the user names (`{ path: '$.data.customer.id' }`).
- */
-export type OrderBy = 'resource' | 'repository' | { readonly path: string };
-
-/**
- * An {@link OrderBy} from its text form: `resource`, `repository`, or a JSONPath (`$.data.customer.id`). A
- * `TypeError` for anything else, a path `resourceKeyAt` refuses included.
- */
-export function parseOrderBy(text: string): OrderBy {
-  if (text === 'resource' || text === 'repository') return text;
-  if (text.startsWith('$')) {
-    resourceKeyAt(text);
-    return { path: text };
-  }
-  throw new TypeError(`must be "resource", "repository" or a JSONPath starting with "$" (got "${text}")`);
-}
-
-/** The text form of an {@link OrderBy}, as {@link parseOrderBy} reads it. */
-export function orderByText(orderBy: OrderBy): string {
-  return typeof orderBy === 'object' ? orderBy.path : orderBy;
-}
+export type { OrderBy } from '../order-by.js';
 
 /** The grouping a delivery falls under when its payload names none of the fields its rule reads. */
 export const UNKEYED = '-';

@@ -3,7 +3,7 @@
  * source schema's one parser (lib/aws/stage/webhook-source.ts).
  */
 import { type Env, numberEnv, optionalEnv, requireEnv } from '../env.js';
-import { type OrderBy, parseOrderBy } from '../publish/stream-record.js';
+import { type OrderBy, parseOrderBy } from '../order-by.js';
 import { isOffline } from '../rules.js';
 import { readWebhookSources, type WebhookSourceConfig } from './webhook-source.js';
 

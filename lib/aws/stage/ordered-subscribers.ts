@@ -5,7 +5,7 @@
  * No AWS SDK here: infra/ordered.cjs and `forgebridge config` load it.
  */
 import { type Env, optionalEnv } from '../env.js';
-import { type OrderBy, orderByText, parseOrderBy } from '../publish/stream-record.js';
+import { type OrderBy, orderByText, parseOrderBy } from '../order-by.js';
 
 /** One ordered subscriber, as {@link readOrderedSubscribers} reads it, every default filled in. */
 export interface OrderedSubscriberConfig {
@@ -179,4 +179,47 @@ export function streamOrderBy(subscribers: readonly OrderedSubscriberConfig[]): 
     return { path: paths[0] as string };
   }
   return texts.has('repository') ? 'repository' : 'resource';
+}
+
+/** The ordered stream and its subscribers (docs/ordering.md). */
+export interface OrderedStreamSettings {
+  subscribers: OrderedSubscriberConfig[];
+  /** What the stream's partition key is: the coarsest grouping a subscriber asks for. */
+  orderBy: OrderBy;
+  /** Provisioned shards: 1 to 500. */
+  shards: number;
+  /** How long the stream keeps a record, in hours: 24 to 8760. */
+  retentionHours: number;
+}
+
+/** A whole-number setting from `min` to `max`: a `TypeError` naming it otherwise. */
+function setting(settings: Env, name: string, min: number, max: number): number {
+  const text = settings[name] ?? '';
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isInteger(value) || value < min || value > max) {
+    throw new TypeError(`"${name}" must be a whole number from ${min} to ${max}`);
+  }
+  return value;
+}
+
+/**
+ * The ordered subscribers and their stream's settings, each checked against what Kinesis takes: a `TypeError`
+ * naming the setting.
+ */
+export function readOrderedStreamSettings(settings: Env): OrderedStreamSettings {
+  const subscribers = readOrderedSubscribers(settings);
+  const name = settings.FORGEBRIDGE_STREAM_NAME ?? '';
+  // Kinesis's stream names: 1 to 128 of letters, digits, `_`, `.`, `-`.
+  if (name !== '' && !/^[A-Za-z0-9_.-]{1,128}$/.test(name)) {
+    throw new TypeError(
+      '"FORGEBRIDGE_STREAM_NAME" must be 1 to 128 letters, digits, "_", "." or "-" (Kinesis\'s stream names), or empty',
+    );
+  }
+  return {
+    subscribers,
+    orderBy: streamOrderBy(subscribers),
+    // 500: the default shard quota of the larger regions (200 elsewhere); AWS refuses more than the account's quota.
+    shards: setting(settings, 'FORGEBRIDGE_STREAM_SHARDS', 1, 500),
+    retentionHours: setting(settings, 'FORGEBRIDGE_STREAM_RETENTION_HOURS', 24, 8760),
+  };
 }
