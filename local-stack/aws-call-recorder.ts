@@ -1,5 +1,5 @@
 // A recording HTTP proxy in front of one AWS endpoint of the local stack (DynamoDB Local, s3rver, the local
-// EventBridge): it forwards every request unchanged (method, path, headers as sent, so SigV4 signatures still
+// EventBridge, kinesalite): it forwards every request unchanged (method, path, headers as sent, so SigV4 signatures still
 // match; the body streamed) and its answer unchanged, and appends one JSON line per IAM authorization the request
 // needs (local-stack/aws-calls.ts) to a file, with the function that sent it (its `app/forgebridge-<key>` User-Agent
 // section) and the answer's status. The end-to-end tests evaluate these lines against each function's role in the
@@ -189,8 +189,9 @@ export async function startAwsCallRecorder(options: AwsCallRecorderOptions): Pro
 
 /** The recording proxies of one stack, by service. */
 export interface AwsCallRecorders {
-  readonly urls: Readonly<Record<AwsService, string>>;
-  readonly ports: Readonly<Record<AwsService, number>>;
+  /** By service; none for Kinesis when the stack has no ordered stream. */
+  readonly urls: Readonly<Record<Exclude<AwsService, 'kinesis'>, string>> & { readonly kinesis?: string };
+  readonly ports: Readonly<Record<Exclude<AwsService, 'kinesis'>, number>> & { readonly kinesis?: number };
   stop(): Promise<void>;
 }
 
@@ -204,8 +205,8 @@ export interface AwsCallRecordersOptions {
   account?: string;
   /** The stack's resource names, written once into the log before its calls. */
   names: Readonly<Record<string, string>>;
-  /** The real endpoints. */
-  targets: Readonly<Record<AwsService, string>>;
+  /** The real endpoints (Kinesis's only with the ordered stream). */
+  targets: Readonly<Record<Exclude<AwsService, 'kinesis'>, string>> & { kinesis?: string | undefined };
 }
 
 /**
@@ -228,7 +229,10 @@ export async function startAwsCallRecorders(options: AwsCallRecordersOptions): P
     ...arn,
     names: options.names,
   });
-  const services = ['dynamodb', 's3', 'events'] as const;
+  // Kinesis only when the stack runs the ordered stream.
+  const services = (['dynamodb', 's3', 'events', 'kinesis'] as const).filter(
+    (service) => options.targets[service] !== undefined,
+  );
   const started: AwsCallRecorder[] = [];
   const stop = async () => {
     await Promise.all(started.map((recorder) => recorder.stop()));
@@ -238,7 +242,7 @@ export async function startAwsCallRecorders(options: AwsCallRecordersOptions): P
       started.push(
         await startAwsCallRecorder({
           service,
-          target: options.targets[service],
+          target: options.targets[service] as string,
           file: options.file,
           stack,
           arn,
@@ -252,6 +256,6 @@ export async function startAwsCallRecorders(options: AwsCallRecordersOptions): P
   const by = <T>(pick: (recorder: AwsCallRecorder) => T) =>
     Object.fromEntries(
       services.map((service, i) => [service, pick(started[i] as AwsCallRecorder)]),
-    ) as Record<AwsService, T>;
+    ) as Record<Exclude<AwsService, 'kinesis'>, T> & { kinesis?: T };
   return { urls: by((recorder) => recorder.url), ports: by((recorder) => recorder.port), stop };
 }

@@ -4,7 +4,7 @@
 // stack's endpoints (local-stack/aws-call-recorder.ts) writes one record per (action, resource) of each request.
 
 /** The services the local stack's functions reach, by the name their `AWS_ENDPOINT_URL_<SERVICE>` carries. */
-export type AwsService = 'dynamodb' | 's3' | 'events';
+export type AwsService = 'dynamodb' | 's3' | 'events' | 'kinesis';
 
 /** One IAM authorization a request needs. */
 export interface AwsCallTarget {
@@ -84,7 +84,7 @@ export function awsCallTargets(
   });
 }
 
-function arnPrefix(service: 'dynamodb' | 'events', context: ArnContext): string {
+function arnPrefix(service: 'dynamodb' | 'events' | 'kinesis', context: ArnContext): string {
   return `arn:${context.partition ?? 'aws'}:${service}:${context.region}:${context.account}`;
 }
 
@@ -103,7 +103,11 @@ function asObject(value: unknown): Json | undefined {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : undefined;
 }
 
-function jsonTargets(service: 'dynamodb' | 'events', request: AwsRequest, prefix: string): AwsCallTarget[] {
+function jsonTargets(
+  service: 'dynamodb' | 'events' | 'kinesis',
+  request: AwsRequest,
+  prefix: string,
+): AwsCallTarget[] {
   const target = header(request, 'x-amz-target');
   const operation = target?.split('.').at(-1);
   if (target === undefined || operation === undefined || operation === '') {
@@ -116,9 +120,20 @@ function jsonTargets(service: 'dynamodb' | 'events', request: AwsRequest, prefix
     body = undefined;
   }
   if (body === undefined) return [unknown(`${service} ${operation} with a body that is not a JSON object`)];
+  if (service === 'kinesis') return kinesisTargets(operation, body, prefix);
   return service === 'dynamodb'
     ? dynamoDbTargets(operation, body, prefix)
     : eventsTargets(operation, body, prefix);
+}
+
+/** A Kinesis call names its stream by `StreamARN` or `StreamName` (GetRecords by its iterator only: unknown). */
+function kinesisTargets(operation: string, body: Json, prefix: string): AwsCallTarget[] {
+  const action = `kinesis:${operation}`;
+  if (typeof body.StreamARN === 'string') return [{ operation, action, resource: body.StreamARN }];
+  if (typeof body.StreamName === 'string' && body.StreamName !== '') {
+    return [{ operation, action, resource: `${prefix}:stream/${body.StreamName}` }];
+  }
+  return [unknown(`kinesis ${operation} without StreamName or StreamARN`)];
 }
 
 /** The actions of DynamoDB's transactions, by item kind: a transaction is authorized item by item. */

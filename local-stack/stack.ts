@@ -142,6 +142,8 @@ export interface LocalStack {
     /** The delivery log (it keeps payloads here: `FORGEBRIDGE_DELIVERY_LOG_PAYLOAD=true`). */
     deliveriesTable: string;
     bucket: string;
+    /** The ordered stream's name (kinesalite runs it only with an ordered subscriber configured). */
+    orderedStream: string;
   };
   readonly endpoints: {
     dynamodb: string;
@@ -205,6 +207,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     tokenTable: `forgebridge-${stage}-tokens`,
     deliveriesTable: `forgebridge-${stage}-deliveries`,
     bucket: `forgebridge-${stage}-claim-checks`,
+    /** The ordered stream (kinesalite), when config/local.yml lists ordered subscribers. */
+    orderedStream: `forgebridge-${stage}-ordered`,
   };
   const stops: (() => Promise<void>)[] = [];
   const home = mkdtempSync(join(tmpdir(), 'forgebridge-stack-home-'));
@@ -259,6 +263,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
 
     const eventBridgePort = options.ports?.eventBridge ?? (await freePort());
+    // kinesalite's port, chosen before the call recorders that stand in front of it.
+    const orderedSettings = LOCAL_CONFIG.ordered;
+    const kinesisPort = orderedSettings.subscribers.length > 0 ? await freePort() : undefined;
     const eventBridge = `http://127.0.0.1:${eventBridgePort}`;
     let recorders: AwsCallRecorders | undefined;
     if (options.awsCallLog !== undefined) {
@@ -267,7 +274,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         stage,
         region: REGION,
         names,
-        targets: { dynamodb: `http://127.0.0.1:${dynamodbPort}`, s3: s3.endpoint, events: eventBridge },
+        targets: {
+          dynamodb: `http://127.0.0.1:${dynamodbPort}`,
+          s3: s3.endpoint,
+          events: eventBridge,
+          kinesis: kinesisPort === undefined ? undefined : `http://127.0.0.1:${kinesisPort}`,
+        },
       });
       const started = recorders;
       stops.push(() => started.stop());
@@ -324,20 +336,19 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       env.FORGEBRIDGE_PUBLISH_BUDGET_MS = String(options.publishBudgetMs);
 
     // The ordered stream, when an ordered subscriber is configured: kinesalite before the ingest can write to it.
-    const orderedSettings = LOCAL_CONFIG.ordered;
     let ordered: OrderedStream | undefined;
-    const streamName = `forgebridge-${stage}-ordered`;
+    const streamName = names.orderedStream;
     const failureFile = join(home, 'ordered-failures.jsonl');
-    if (orderedSettings.subscribers.length > 0) {
+    if (kinesisPort !== undefined) {
       ordered = await startOrderedStream({
-        port: await freePort(),
+        port: kinesisPort,
         streamName,
         shards: orderedSettings.shards,
         failureFile,
       });
       const started = ordered;
       stops.push(() => started.stop());
-      env.AWS_ENDPOINT_URL_KINESIS = ordered.endpoint;
+      env.AWS_ENDPOINT_URL_KINESIS = recorders?.urls.kinesis ?? ordered.endpoint;
       env.FORGEBRIDGE_STREAM_NAME = streamName;
       if (options.orderedWorkMs !== undefined)
         env.FORGEBRIDGE_EXAMPLE_WORK_MS = String(options.orderedWorkMs);

@@ -30,7 +30,7 @@ export interface FunctionRole {
   functionId: string;
   /** The role's logical id (`OnIssuesOpenedIamRoleLambdaExecution`). */
   roleId: string;
-  /** The role's inline policies, unresolved. */
+  /** The role's inline policies and the `AWS::IAM::Policy` resources attached to it by `Roles`, unresolved. */
   policies: { name: unknown; document: PolicyDocument }[];
   /** The role's managed policies (their contents are not in the template). */
   managedPolicyArns: unknown[];
@@ -62,9 +62,17 @@ export function functionRoles(template: CfnTemplate): FunctionRole[] {
         key: (typeof appId === 'string' ? functionOfAppId(appId) : null) ?? undefined,
         functionId,
         roleId,
-        policies: (
-          (properties.Policies ?? []) as { PolicyName: unknown; PolicyDocument: PolicyDocument }[]
-        ).map((policy) => ({ name: policy.PolicyName, document: policy.PolicyDocument })),
+        policies: [
+          ...((properties.Policies ?? []) as { PolicyName: unknown; PolicyDocument: PolicyDocument }[]),
+          // A policy of its own that names the role (infra/ordered.cjs's stream write grant).
+          ...Object.values(template.Resources)
+            .filter(
+              (other) =>
+                other.Type === 'AWS::IAM::Policy' &&
+                JSON.stringify(other.Properties?.Roles ?? []).includes(`{"Ref":"${roleId}"}`),
+            )
+            .map((other) => other.Properties as { PolicyName: unknown; PolicyDocument: PolicyDocument }),
+        ].map((policy) => ({ name: policy.PolicyName, document: policy.PolicyDocument })),
         managedPolicyArns: (properties.ManagedPolicyArns ?? []) as unknown[],
       };
     });

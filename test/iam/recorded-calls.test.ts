@@ -37,8 +37,11 @@ import { awsCallLogOf } from '../helpers/stack.js';
 /** The stage packaged: any but `local` (whose template adds the recorder). */
 const STAGE = 'ci';
 const FULL_RUN = process.env.FORGEBRIDGE_TEST_SCOPE === 'full';
-/** Functions of the local stage only (local-stack/recorder.yml): never packaged, so their calls are not evaluated. */
-const LOCAL_ONLY = new Set(['recorder']);
+/**
+ * Functions of the local stage only (local-stack/recorder.yml, local-stack/bus-twin.yml): never packaged, so their
+ * calls are not evaluated.
+ */
+const LOCAL_ONLY = new Set(['recorder', 'onPullRequestOnBus']);
 
 /** The template's logical ids that the local stack has a counterpart of, by the key of its `names`. */
 const COUNTERPARTS: Readonly<Record<string, string>> = {
@@ -47,6 +50,7 @@ const COUNTERPARTS: Readonly<Record<string, string>> = {
   TokenTable: 'tokenTable',
   DeliveriesTable: 'deliveriesTable',
   ClaimCheckBucket: 'bucket',
+  OrderedStream: 'orderedStream',
 };
 
 /** A granted action that no recorded call uses, kept on purpose. */
@@ -66,6 +70,34 @@ interface KeptGrant {
 
 /** Every grant no recorded call of a full run uses, with the reason it stays. */
 const KEPT_GRANTS: readonly KeptGrant[] = [
+  ...[
+    'kinesis:GetRecords',
+    'kinesis:GetShardIterator',
+    'kinesis:DescribeStream',
+    'kinesis:DescribeStreamSummary',
+    'kinesis:ListShards',
+    'kinesis:ListStreams',
+  ].map((action) => ({
+    action,
+    functions: ['onPullRequestOrdered'],
+    reason:
+      "Lambda's poller of the event-source mapping reads the stream with the ordered subscriber's role; the " +
+      "function's code never calls Kinesis, and locally the stack's poller reads kinesalite instead",
+  })),
+  {
+    action: 'sqs:SendMessage',
+    functions: ['onPullRequestOrdered'],
+    reason:
+      "the event-source mapping sends a failed record's batch details to its on-failure destination with the " +
+      "function's role; locally the stack's poller appends them to a file",
+  },
+  {
+    action: 's3:GetObject',
+    functions: ['onPullRequestOrdered'],
+    reason:
+      'a claim-checked pull request delivery (over the record limit) is read back from the bucket; the ordered ' +
+      'suite sends none that large',
+  },
   {
     action: 'logs:CreateLogGroup',
     reason:
@@ -248,10 +280,17 @@ function contextOf(stack: AwsStackRecord): IntrinsicContext {
       'AWS::DynamoDB::Table': `arn:aws:dynamodb:${stack.region}:${stack.account}:table/${name}`,
       'AWS::Events::EventBus': `arn:aws:events:${stack.region}:${stack.account}:event-bus/${name}`,
       'AWS::S3::Bucket': `arn:aws:s3:::${name}`,
+      'AWS::Kinesis::Stream': `arn:aws:kinesis:${stack.region}:${stack.account}:stream/${name}`,
     }[type];
     if (arn === undefined) throw new Error(`no ARN rule for ${id} (${type})`);
     resources[id] = { ref: name, attributes: { Arn: arn, Name: name } };
   }
+  // The failure queue has no local counterpart (the local mapping writes a file): its ARN as AWS would make it.
+  const failures = `forgebridge-${STAGE}-ordered-failures`;
+  resources.OrderedFailureQueue = {
+    ref: `https://sqs.${stack.region}.amazonaws.com/${stack.account}/${failures}`,
+    attributes: { Arn: `arn:aws:sqs:${stack.region}:${stack.account}:${failures}`, QueueName: failures },
+  };
   return {
     partition: 'aws',
     region: stack.region,

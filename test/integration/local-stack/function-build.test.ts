@@ -10,7 +10,14 @@ afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
 describe('the local stack build of the functions', () => {
   it('finds the handler of every function serverless.yml and the local stage declare, each once', () => {
-    const declared = ['serverless.yml', 'local-stack/recorder.yml'].flatMap((file) =>
+    // The local stage's ordered subscribers are declared by their `handler:` in config/local.yml, their twin on the
+    // bus in local-stack/bus-twin.yml.
+    const declared = [
+      'serverless.yml',
+      'local-stack/recorder.yml',
+      'local-stack/bus-twin.yml',
+      'config/local.yml',
+    ].flatMap((file) =>
       [...readFileSync(join(root, file), 'utf8').matchAll(/handler: (\S+)\.handler/g)].map(
         ([, module]) => `${module}.ts`,
       ),
@@ -18,6 +25,8 @@ describe('the local stack build of the functions', () => {
     expect(functionEntries()).toEqual([...new Set(declared)].sort());
     expect(functionEntries()).toContain('functions/ingest/handler.ts');
     expect(functionEntries()).toContain('local-stack/recorder.ts');
+    expect(functionEntries()).toContain('functions/ordered/handler.ts');
+    expect(functionEntries()).toContain('functions/ordered-on-bus/handler.ts');
   });
 
   it('builds each handler as an ES module beside chunks of shared code, in one run', {
