@@ -436,7 +436,7 @@ export default async function costBench() {
 
   const shardMonth = Prices.kinesisShardHour * 730;
   console.log(
-    `\none ordered subscriber: its stream's shard costs ${money(shardMonth)} a month whatever the traffic (${money(Prices.kinesisShardHour)} an hour; one shard takes 1,000 records or 1 MB a second); ` +
+    `\none ordered subscriber: its stream's shard costs ${money(shardMonth)} a month whatever the traffic ($${Prices.kinesisShardHour} an hour; one shard takes 1,000 records or 1 MB a second); ` +
       `the row above is per million deliveries on top of it, each record in a batch of its own (the most invocations; a busy stream batches up to 10 records per invocation)`,
   );
 

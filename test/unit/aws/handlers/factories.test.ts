@@ -4,6 +4,7 @@
 // test/unit/functions.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import { KinesisClient, PutRecordCommand } from '@aws-sdk/client-kinesis';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -83,6 +84,48 @@ describe('createIngestHandler()', () => {
     expect((await invoke(handler, v2Event({ id: 'bus-1' }))).statusCode).toBe(202);
     const entry = events.commandCalls(PutEventsCommand)[0]?.args[0].input.Entries?.[0];
     expect(entry).toMatchObject({ EventBusName: 'bus', Source: 'acme.forge', DetailType: 'issues.opened' });
+  });
+
+  it('with FORGEBRIDGE_STREAM_NAME writes each delivery to the ordered stream after the bus, under its resource key', async () => {
+    const kinesis = mockClient(KinesisClient);
+    kinesis.on(PutRecordCommand).resolves({ SequenceNumber: '1', ShardId: 'shardId-000000000000' });
+    const handler = createIngestHandler({
+      env: { ...BASE, FORGEBRIDGE_STREAM_NAME: 'ordered', FORGEBRIDGE_STREAM_ORDER_BY: 'repository' },
+      clients: { ...clients(), kinesis: new KinesisClient(region) },
+      secret: SECRET,
+      logger: recordingLogger(),
+    });
+    expect((await invoke(handler, v2Event({ id: 'stream-1' }))).statusCode).toBe(202);
+    const put = kinesis.commandCalls(PutRecordCommand)[0]?.args[0].input;
+    expect(put?.StreamName).toBe('ordered');
+    // The default source is generic: its payloads name no forge resource, so the key is the source's `-`.
+    expect(put?.PartitionKey).toBe('default|-');
+    expect(JSON.parse(Buffer.from(put?.Data as Uint8Array).toString('utf8'))).toMatchObject({
+      id: 'stream-1',
+      'detail-type': 'issues.opened',
+    });
+    expect(events.commandCalls(PutEventsCommand)).toHaveLength(1);
+    // Refused by Kinesis after the bus took it: queued for the stream alone.
+    kinesis
+      .on(PutRecordCommand)
+      .rejects(Object.assign(new Error('no such stream'), { name: 'ResourceNotFoundException' }));
+    const answer = await invoke(handler, v2Event({ id: 'stream-2' }));
+    expect(JSON.parse(answer.body)).toEqual({ delivery: 'stream-2', queued: true });
+    const queued = documents
+      .commandCalls(PutCommand)
+      .find((call) => call.args[0].input.Item?.delivery === 'stream-2');
+    expect(queued?.args[0].input.Item).toMatchObject({ outputs: ['stream'], lastError: 'publish_rejected' });
+    kinesis.restore();
+  });
+
+  it('refuses a stream order it does not know, naming the variable', () => {
+    expect(() =>
+      createIngestHandler({
+        env: { ...BASE, FORGEBRIDGE_STREAM_NAME: 's', FORGEBRIDGE_STREAM_ORDER_BY: 'branch' },
+      }),
+    ).toThrow(
+      'environment variable "FORGEBRIDGE_STREAM_ORDER_BY": must be "resource", "repository" or a JSONPath',
+    );
   });
 
   it('writes the delivery log when its table is set, and not with deliveryLog: false', async () => {
