@@ -1,6 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import middy from '@middy/core';
@@ -30,6 +31,8 @@ export interface IngestClients {
   dynamodb?: DynamoDBClient | undefined;
   /** Built with `maxAttempts: 1`: the publisher retries `PutEvents` itself, within its budget. */
   eventBridge?: EventBridgeClient | undefined;
+  /** With an ordered stream: built with `maxAttempts: 1` and an HTTP/1.1 handler; the stream publisher retries itself. */
+  kinesis?: KinesisClient | undefined;
   s3?: S3Client | undefined;
   ssm?: SSMClient | undefined;
 }
