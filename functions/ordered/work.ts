@@ -4,8 +4,9 @@
  * (GitHub, Gitea and Forgejo payloads). Each delivery takes `FORGEBRIDGE_EXAMPLE_WORK_MS` (default 300) of stand-in
  * work, so that two of one pull request at once would show, and is logged as one line, `message`, with the delivery
  * id, the resource (`octo/hello#pr:42`) and when its handling started and ended (epoch ms). A payload whose
- * `pull_request.updated_at` is not a date (a malformed delivery) is refused: on the stream that record is retried,
- * holding up the keys of its shard slot only, and once its retries are used up it goes to the failure destination.
+ * `pull_request.updated_at` is there and not a date (a malformed delivery) is refused: on the stream that record is
+ * retried, holding up the keys of its shard slot only, and once its retries are used up it goes to the failure
+ * destination.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SubscriberHandlerOptions } from '../../lib/aws/index.js';
@@ -24,7 +25,8 @@ export function pullRequestWork(message: string): NonNullable<SubscriberHandlerO
     events.on('pull_request', async ({ id, payload }) => {
       const startedAt = Date.now();
       const updatedAt = (payload.pull_request as { updated_at?: unknown } | undefined)?.updated_at;
-      if (typeof updatedAt !== 'string' || Number.isNaN(Date.parse(updatedAt))) {
+      // A payload without the field is handled: only one that carries a wrong one is refused.
+      if (updatedAt !== undefined && (typeof updatedAt !== 'string' || Number.isNaN(Date.parse(updatedAt)))) {
         throw new TypeError('pull_request.updated_at is not a date');
       }
       await sleep(workMs);
