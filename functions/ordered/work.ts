@@ -1,7 +1,7 @@
 /**
  * The example ordered subscriber's work, shared by it (functions/ordered/handler.ts, on the ordered stream) and its
  * twin on the bus (functions/ordered-on-bus/handler.ts, an ordinary rule target): every `pull_request` action
- * (GitHub, Gitea and Forgejo payloads). Each delivery takes `FORGEBRIDGE_EXAMPLE_WORK_MS` (default 300) of stand-in
+ * (of every forge: a GitLab merge request, a Bitbucket pull request). Each delivery takes `FORGEBRIDGE_EXAMPLE_WORK_MS` (default 300) of stand-in
  * work, so that two of one pull request at once would show, and is logged as one line, `message`, with the delivery
  * id, the resource (`octo/hello#pr:42`) and when its handling started and ended (epoch ms). A payload whose
  * `pull_request.updated_at` is there and not a date (a malformed delivery) is refused: on the stream that record is
@@ -10,7 +10,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SubscriberHandlerOptions } from '../../lib/aws/index.js';
-import { resourceKey } from '../../lib/webhooks/index.js';
+import { type Forge, resourceKey } from '../../lib/webhooks/index.js';
 
 const workMs = Number(process.env.FORGEBRIDGE_EXAMPLE_WORK_MS || 300);
 if (!Number.isInteger(workMs) || workMs < 0 || workMs > 60_000) {
@@ -22,7 +22,10 @@ if (!Number.isInteger(workMs) || workMs < 0 || workMs > 60_000) {
 /** Registers the pull request work, logging each delivery handled as `message`. */
 export function pullRequestWork(message: string): NonNullable<SubscriberHandlerOptions['register']> {
   return (events, { logger }) =>
-    events.on('pull_request', async ({ id, payload }) => {
+    events.on('pull_request', async (event) => {
+      const { id, payload } = event;
+      // The resolved delivery carries the forge and its own event name (a GitLab merge request is a `pull_request`).
+      const { forge, nativeEvent } = event as { forge?: Forge; nativeEvent?: string };
       const startedAt = Date.now();
       const updatedAt = (payload.pull_request as { updated_at?: unknown } | undefined)?.updated_at;
       // A payload without the field is handled: only one that carries a wrong one is refused.
@@ -32,7 +35,9 @@ export function pullRequestWork(message: string): NonNullable<SubscriberHandlerO
       await sleep(workMs);
       logger.info(message, {
         delivery: id,
-        resource: resourceKey('github', 'pull_request', payload),
+        resource:
+          (forge === undefined ? undefined : resourceKey(forge, nativeEvent ?? 'pull_request', payload)) ??
+          '-',
         startedAt,
         endedAt: Date.now(),
       });

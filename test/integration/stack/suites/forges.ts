@@ -91,7 +91,9 @@ export function forgesSuite(stack: () => TestStack): void {
           () =>
             sent.every(
               (delivery) =>
-                Object.keys(t.receivedBy(delivery.id)).length >= (delivery.name === 'push' ? 2 : 1) &&
+                // A push: its rule and the catch-all; a pull request: the catch-all and the example ordered
+                // subscriber with its twin on the bus.
+                Object.keys(t.receivedBy(delivery.id)).length >= (delivery.name === 'push' ? 2 : 3) &&
                 t.recorded(delivery.id).length >= 1,
             ),
           { timeoutMs: 60_000 },
@@ -103,8 +105,12 @@ export function forgesSuite(stack: () => TestStack): void {
               // `detail-type: [push]` and the catch-all.
               expect([label, t.receivedBy(delivery.id)]).toEqual([label, { onPush: 1, onEverything: 1 }]);
             } else {
-              // No example rule selects pull requests: the catch-all sees the catalogue's detail-type.
-              expect([label, t.receivedBy(delivery.id)]).toEqual([label, { onEverything: 1 }]);
+              // The catch-all sees the catalogue's detail-type; the example ordered subscriber (from the stream) and
+              // its twin on the bus get every forge's pull request.
+              expect([label, t.receivedBy(delivery.id)]).toEqual([
+                label,
+                { onEverything: 1, onPullRequestOrdered: 1, onPullRequestOnBus: 1 },
+              ]);
             }
             expect([label, t.recorded(delivery.id).length]).toEqual([label, 1]);
           });
