@@ -24,12 +24,12 @@ interface Handled {
  * The load: senders at once, each sending one pull request's deliveries one after the other. With
  * FORGEBRIDGE_E2E_ORDERED_FULL=1 the measured run of docs/ordering.md: 2,000 deliveries about 100 pull requests, 50
  * senders (minutes on two cores: serverless-offline starts a worker thread per concurrent invocation of each
- * function, and 50 at once start about 200). Else 180 about 30 pull requests, 10 senders: what `npm test` and CI run
+ * function, and 50 at once start about 200). Else 100 about 20 pull requests, 10 senders: what `npm test` and CI run
  * within their time.
  */
 const FULL = process.env.FORGEBRIDGE_E2E_ORDERED_FULL === '1';
-const PULL_REQUESTS = FULL ? 100 : 30;
-const PER_PULL_REQUEST = FULL ? 20 : 6;
+const PULL_REQUESTS = FULL ? 100 : 20;
+const PER_PULL_REQUEST = FULL ? 20 : 5;
 const AT_ONCE = FULL ? 50 : 10;
 const ACTIONS = ['opened', 'synchronize', 'labeled', 'edited', 'review_requested', 'unlabeled', 'reopened'];
 
@@ -195,9 +195,9 @@ export function orderedSuite(stack: () => TestStack): void {
       })[0]?.parallelizationFactor as number;
       const slot = (number: number) => slotOf(partitionKeyOf('github', `${repository}#pr:${number}`), factor);
       const poisoned = 5000;
-      // Five other pull requests, each in a shard slot of its own, not the poisoned one's.
+      // Three other pull requests, each in a shard slot of its own, not the poisoned one's.
       const others: number[] = [];
-      for (let number = 5001; others.length < 5; number++) {
+      for (let number = 5001; others.length < 3; number++) {
         if (slot(number) !== slot(poisoned) && !others.some((other) => slot(other) === slot(number)))
           others.push(number);
       }
