@@ -33,7 +33,7 @@ const REGION = 'us-east-1';
  * stream batch's retries as well, by seconds).
  */
 const IDLE_MS = 100;
-const RETRY_MS = 300;
+const RETRY_MS = 800;
 
 /** One message of the failure destination: what Lambda sends to an on-failure destination of a Kinesis mapping. */
 export interface OrderedFailure {
