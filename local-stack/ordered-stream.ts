@@ -89,6 +89,8 @@ interface ShardRecord {
   partitionKey: string;
   data: Buffer;
   arrivalSeconds: number;
+  /** The data as JSON, when it is a JSON object (the stream event the ingest wrote). */
+  event: Record<string, unknown> | undefined;
   delivery: string | undefined;
 }
 
@@ -111,19 +113,21 @@ export function slotOf(partitionKey: string, slots: number): number {
 
 function decoded(record: _Record): ShardRecord {
   const data = Buffer.from(record.Data ?? new Uint8Array());
-  let delivery: string | undefined;
+  let event: Record<string, unknown> | undefined;
   try {
-    const id = (JSON.parse(data.toString('utf8')) as { detail?: { delivery?: unknown } }).detail?.delivery;
-    if (typeof id === 'string') delivery = id;
+    const parsed: unknown = JSON.parse(data.toString('utf8'));
+    if (typeof parsed === 'object' && parsed !== null) event = parsed as Record<string, unknown>;
   } catch {
     // Not a stream event: the subscriber fails it, as it would on AWS.
   }
+  const id = (event?.detail as { delivery?: unknown } | undefined)?.delivery;
   return {
     sequenceNumber: record.SequenceNumber ?? '',
     partitionKey: record.PartitionKey ?? '',
     data,
+    event,
+    delivery: typeof id === 'string' ? id : undefined,
     arrivalSeconds: (record.ApproximateArrivalTimestamp ?? new Date()).getTime() / 1000,
-    delivery,
   };
 }
 
@@ -309,18 +313,10 @@ export async function startOrderedStream(
       iterator = page.NextShardIterator;
       const records = (page.Records ?? []).map(decoded);
       for (const record of records) {
-        let event: unknown;
-        try {
-          event = JSON.parse(record.data.toString('utf8'));
-        } catch {
-          event = undefined;
-        }
         // The mapping's filter criteria: the pattern against the record's data; a record they drop is never handed over.
         const matches =
           Object.keys(subscriber.pattern).length === 0 ||
-          (typeof event === 'object' &&
-            event !== null &&
-            matchesPattern(subscriber.pattern, event as Record<string, unknown>));
+          (record.event !== undefined && matchesPattern(subscriber.pattern, record.event));
         if (!matches) continue;
         slots[slotOf(record.partitionKey, slots.length)]?.push(record);
       }

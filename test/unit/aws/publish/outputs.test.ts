@@ -126,6 +126,22 @@ describe('the queue and the retrier keep the outputs left', () => {
     documents.on(GetCommand).resolves({});
   });
 
+  /** One due queue record of d-1 that the retrier lists and leases. */
+  const dueRecord = (overrides: Partial<QueuedDelivery>) => {
+    const record: QueuedDelivery = {
+      pk: 'queue#d-1',
+      delivery: 'd-1',
+      event: 'pull_request',
+      queuedAt: Date.now(),
+      attempts: 0,
+      body: Buffer.from('{"n":1}'),
+      leaseOwner: 'o',
+      ...overrides,
+    };
+    documents.on(QueryCommand).resolves({ Items: [{ pk: 'queue#d-1' }] });
+    documents.on(UpdateCommand).resolves({ Attributes: record });
+  };
+
   it('a queue record holds the outputs a failure left; a failure that names none leaves the field out', async () => {
     await queue().enqueue(
       delivery,
@@ -137,18 +153,7 @@ describe('the queue and the retrier keep the outputs left', () => {
   });
 
   it('the retrier writes only the outputs its record lists, and a retry that got further keeps the rest', async () => {
-    const record: QueuedDelivery = {
-      pk: 'queue#d-1',
-      delivery: 'd-1',
-      event: 'pull_request',
-      queuedAt: Date.now(),
-      attempts: 0,
-      body: Buffer.from('{"n":1}'),
-      leaseOwner: 'o',
-      outputs: ['stream'],
-    };
-    documents.on(QueryCommand).resolves({ Items: [{ pk: 'queue#d-1' }] });
-    documents.on(UpdateCommand).resolves({ Attributes: record });
+    dueRecord({ outputs: ['stream'] });
     documents
       .on(GetCommand)
       .resolves({ Item: { pk: 'd-1', status: 'COMPLETED', data: '{"delivery":"d-1","queued":true}' } });
@@ -168,17 +173,7 @@ describe('the queue and the retrier keep the outputs left', () => {
   });
 
   it('a record queued before the stream existed (no outputs) gets every output of the publisher', async () => {
-    const record: QueuedDelivery = {
-      pk: 'queue#d-1',
-      delivery: 'd-1',
-      event: 'pull_request',
-      queuedAt: Date.now(),
-      attempts: 0,
-      body: Buffer.from('{"n":1}'),
-      leaseOwner: 'o',
-    };
-    documents.on(QueryCommand).resolves({ Items: [{ pk: 'queue#d-1' }] });
-    documents.on(UpdateCommand).resolves({ Attributes: record });
+    dueRecord({});
     documents.on(GetCommand).resolves({});
     documents.on(PutCommand).rejects(new ConditionalCheckFailedException({ message: 'x', $metadata: {} }));
     const asked: unknown[] = [];
