@@ -139,8 +139,10 @@ describe('TokenStore against DynamoDB Local and oidc-provider', () => {
     const results = await Promise.all(stores.map((store) => store.refresh()));
     expect(server.tokenRequests()).toBe(1);
     expect(results.filter((result) => result.outcome === 'refreshed')).toHaveLength(1);
-    expect(results.every((result) => result.outcome === 'refreshed' || result.outcome === 'waited')).toBe(
-      true,
+    // The others waited for it, or (on a loaded machine, starting late) first read the token it had already saved:
+    // none served the expired one (`stale`) or fetched its own.
+    expect(results.filter((result) => !['refreshed', 'waited', 'fresh'].includes(result.outcome))).toEqual(
+      [],
     );
     expect(new Set(results.map((result) => result.token.token)).size).toBe(1);
     expect(results[0]?.token.token).not.toBe('old-2');
