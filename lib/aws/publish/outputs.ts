@@ -1,10 +1,15 @@
 import { OutputsPublishError } from '../errors.js';
-import type { Delivery } from '../types.js';
+import type { Delivery, PayloadRef } from '../types.js';
 import type { PublisherLike } from './publisher.js';
 
 /** Where an accepted delivery goes: the bus (every rule), and the ordered stream when one is configured. */
 export type { OutputName } from '../errors.js';
 export { OutputsPublishError };
+
+/** The ordered stream's writer (`StreamPublisher`): it takes the bus's claim check of a large delivery. */
+export interface StreamWriterLike {
+  publish(delivery: Delivery, options?: { payloadRef?: PayloadRef | undefined }): Promise<unknown>;
+}
 
 import type { OutputName } from '../errors.js';
 
@@ -16,7 +21,7 @@ export interface OutputsPublisherOptions {
   /** Puts the delivery on the bus (an `EventPublisher`). */
   bus: PublisherLike;
   /** Writes it to the ordered stream (a `StreamPublisher`); none when no ordered subscriber is configured. */
-  stream?: PublisherLike | undefined;
+  stream?: StreamWriterLike | undefined;
 }
 
 /** What {@link OutputsPublisher.publish} did: the bus publisher's result (its event id, claim check), and the stream's. */
@@ -42,7 +47,7 @@ function outputsToWrite(
  */
 export class OutputsPublisher implements PublisherLike {
   readonly #bus: PublisherLike;
-  readonly #stream: PublisherLike | undefined;
+  readonly #stream: StreamWriterLike | undefined;
   /** The configured outputs, in write order. */
   readonly outputs: readonly OutputName[];
 
@@ -64,10 +69,16 @@ export class OutputsPublisher implements PublisherLike {
     const outputs = outputsToWrite(this.outputs, options.outputs);
     let result: OutputsResult = { outputs: [] };
     for (const [index, output] of outputs.entries()) {
-      const publisher = output === 'bus' ? this.#bus : (this.#stream as PublisherLike);
       let written: unknown;
+      // The stream reuses the bus's claim check of a large delivery rather than storing the object again.
+      const payloadRef = output === 'stream' ? (result.payloadRef as PayloadRef | undefined) : undefined;
       try {
-        written = await publisher.publish(delivery);
+        written = await (output === 'bus'
+          ? this.#bus.publish(delivery)
+          : (this.#stream as StreamWriterLike).publish(
+              delivery,
+              payloadRef === undefined ? {} : { payloadRef },
+            ));
       } catch (error) {
         throw new OutputsPublishError(output, outputs.slice(index), error);
       }

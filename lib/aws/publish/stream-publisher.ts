@@ -122,7 +122,10 @@ export class StreamPublisher {
    * (`publish_failed` when the budget ran out, `publish_rejected` on a permanent refusal, `entry_too_large` or
    * `claim_check_failed` for a record over the limit) whose `onBus` says whether the record may be in the stream.
    */
-  async publish(delivery: Delivery): Promise<StreamPublishResult> {
+  async publish(
+    delivery: Delivery,
+    options: { payloadRef?: PayloadRef | undefined } = {},
+  ): Promise<StreamPublishResult> {
     const deadline = Date.now() + this.#budgetMs;
     const partitionKey = partitionKeyOf(delivery.source, orderKeyOf(delivery, this.#orderBy));
     const time = new Date();
@@ -130,10 +133,13 @@ export class StreamPublisher {
     let data = streamRecordData(streamEventOf(buildEventEntry(delivery, { source: this.#source }), time));
     let recordBytes = streamRecordSize(data, partitionKey);
     if (recordBytes > this.#maxRecordBytes) {
-      payloadRef = await storeClaimCheck(this.#claimCheck, delivery, deadline, {
-        overLimit: `stream record of ${recordBytes} bytes exceeds "maxRecordBytes" (${this.#maxRecordBytes})`,
-        onBus: 'no',
-      });
+      // The bus's claim check of this delivery, when it made one: the same object, not stored again.
+      payloadRef =
+        options.payloadRef ??
+        (await storeClaimCheck(this.#claimCheck, delivery, deadline, {
+          overLimit: `stream record of ${recordBytes} bytes exceeds "maxRecordBytes" (${this.#maxRecordBytes})`,
+          onBus: 'no',
+        }));
       data = streamRecordData(
         streamEventOf(buildEventEntry(delivery, { source: this.#source, payloadRef }), time),
       );

@@ -104,6 +104,20 @@ describe('OutputsPublisher', () => {
     expect(calls).toEqual(['stream:d-1']);
   });
 
+  it("hands the stream the bus's claim check of a large delivery, so the object is not stored twice", async () => {
+    const payloadRef = { bucket: 'claims', key: 'deliveries/d-1.json', bytes: 2, sha256: 'ab' };
+    const seen: unknown[] = [];
+    const publisher = new OutputsPublisher({
+      bus: { publish: async () => ({ eventId: 'e-1', payloadRef }) },
+      stream: { publish: async (_d: Delivery, options?: unknown) => seen.push(options) },
+    });
+    await publisher.publish(delivery);
+    expect(seen).toEqual([{ payloadRef }]);
+    // The retrier writing the stream alone has no bus result: the stream stores its own.
+    await publisher.publish(delivery, { outputs: ['stream'] });
+    expect(seen[1]).toEqual({});
+  });
+
   it('refuses an output it does not know, and skips one no longer configured', async () => {
     const calls: string[] = [];
     const publisher = new OutputsPublisher({ bus: output('bus', calls).publisher });
