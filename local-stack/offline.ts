@@ -47,6 +47,11 @@ export interface OfflineOptions {
    * `onRebuild` hears of each rebuild, with esbuild's messages when it failed. Default: built once.
    */
   watch?: { onRebuild?: (result: { errors: string[] }) => void } | undefined;
+  /**
+   * At most so many instances of a function at once, per function key and `*` for every other function
+   * (local-stack/offline-concurrency.mjs); an invocation beyond it waits for a free instance. Default: no limit.
+   */
+  concurrency?: Record<string, number>;
 }
 
 /** A running `osls offline start`. */
@@ -146,6 +151,9 @@ export async function startOffline(options: OfflineOptions): Promise<Offline> {
     ...options.env,
     // The functions as built here (serverless-esbuild is then left out), relative to the repository.
     FORGEBRIDGE_OFFLINE_BUILD: workFolder,
+    ...(options.concurrency === undefined
+      ? {}
+      : { FORGEBRIDGE_OFFLINE_CONCURRENCY: JSON.stringify(options.concurrency) }),
     FORGEBRIDGE_HTTP_PORT: String(ports.http),
     FORGEBRIDGE_LAMBDA_PORT: String(ports.lambda),
     FORGEBRIDGE_WEBSOCKET_PORT: String(ports.websocket),
@@ -160,10 +168,13 @@ export async function startOffline(options: OfflineOptions): Promise<Offline> {
       ? readFileSync(logFile, 'utf8').split('\n').slice(-lines).join('\n').trim()
       : '';
   // `--localEnvironment` hands this environment to the functions: offline, the webhook secret comes from it.
-  // `loopback-only.cjs` makes every server of the child that names no host bind 127.0.0.1.
+  // `loopback-only.cjs` makes every server of the child that names no host bind 127.0.0.1;
+  // `offline-concurrency.mjs` holds each function to its `concurrency`.
   const loopbackOnly = fileURLToPath(new URL('./loopback-only.cjs', import.meta.url));
+  const concurrencyLimit = fileURLToPath(new URL('./offline-concurrency.mjs', import.meta.url));
   const offlineArgs = [cli, 'offline', 'start', '--stage', stage, '--localEnvironment'];
-  const child = spawn(process.execPath, ['--require', loopbackOnly, ...offlineArgs], {
+  const preloads = ['--require', loopbackOnly, '--import', concurrencyLimit];
+  const child = spawn(process.execPath, [...preloads, ...offlineArgs], {
     cwd: root,
     env,
     detached: true,

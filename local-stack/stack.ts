@@ -30,6 +30,7 @@ import { type ForgeApi, startForgeApi } from './forge-api.js';
 import { type ForgeStandIns, startForgeStandIns } from './forge-stand-ins.js';
 import { createFunctionLogReader, type FunctionLogRecord } from './function-logs.js';
 import { startInspector } from './inspector/server.js';
+import { localConcurrency } from './local-concurrency.js';
 import { type Offline, type OfflineOptions, type OfflinePorts, startOffline } from './offline.js';
 import { type OrderedFailure, type OrderedStream, startOrderedStream } from './ordered-stream.js';
 import { freePort } from './ports.js';
@@ -118,6 +119,11 @@ export interface LocalStackOptions {
    * Default: the function's own (300).
    */
   orderedWorkMs?: number;
+  /**
+   * How many instances of a function run at once, per function key, over the stack's own limits
+   * (local-stack/local-concurrency.ts). Default: those limits.
+   */
+  concurrency?: Record<string, number>;
   /**
    * Record every AWS call of the functions into this JSON-lines file: a recording proxy in front of each endpoint
    * they reach (DynamoDB, S3, EventBridge; local-stack/aws-call-recorder.ts) forwards it and appends the IAM action
@@ -375,6 +381,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         ports: { ...options.ports, eventBridge: eventBridgePort },
         output: options.output ?? 'file',
         watch: options.watch,
+        concurrency: {
+          ...localConcurrency(orderedSettings.subscribers, orderedSettings.shards),
+          ...options.concurrency,
+        },
       }).then((started: Offline) => {
         stops.push(() => started.stop());
         return started;

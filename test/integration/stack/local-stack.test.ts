@@ -27,7 +27,15 @@ beforeAll(async () => {
   // The routing suite's bus failure waits out the publish budget of each post while the bus refuses: 3 s (lib/aws's
   // default) instead of the local stage's 12. An attempt under way is never cut off by the budget, so a slow bus
   // still gets its answer in.
-  shared = await startTestStack({ busProxy: true, forgeStandIns: true, publishBudgetMs: 3_000 });
+  shared = await startTestStack({
+    busProxy: true,
+    forgeStandIns: true,
+    publishBudgetMs: 3_000,
+    // The ordered subscriber's twin on the bus as a rule target is on Lambda: an instance for every event at once
+    // (the stack's own limit, 2 per core, would hand it the bus's events one after the other, in the order they
+    // came), so that the ordered suite sees what the bus does to order.
+    concurrency: { onPullRequestOnBus: 100 },
+  });
 }, 180_000);
 
 afterAll(async () => {

@@ -23,8 +23,7 @@ interface Handled {
 /**
  * The load: senders at once, each sending one pull request's deliveries one after the other. With
  * FORGEBRIDGE_E2E_ORDERED_FULL=1 the measured run of docs/ordering.md: 2,000 deliveries about 100 pull requests, 50
- * senders (minutes on two cores: serverless-offline starts a worker thread per concurrent invocation of each
- * function, and 50 at once start about 200). Else 100 about 20 pull requests, 10 senders: what `npm test` and CI run
+ * senders (about two minutes on two cores). Else 100 about 20 pull requests, 10 senders: what `npm test` and CI run
  * within their time.
  */
 const FULL = process.env.FORGEBRIDGE_E2E_ORDERED_FULL === '1';
@@ -123,13 +122,10 @@ export function orderedSuite(stack: () => TestStack): void {
       const sent = new Map<string, string[]>();
       const started = Date.now();
       let next = 0;
-      // 50 senders, each taking the next pull request and sending its deliveries one after the other.
-      // The senders start one after the other (100 ms apart; 1 s in the full run): serverless-offline starts one worker
-      // thread per concurrent invocation of each function, and handlers loading at the same instant on two cores
-      // starve each other past the ingest's timeout, where Lambda would give each a microVM of its own. Once all have
-      // started, AT_ONCE are sending at a time.
-      const sender = async (_: unknown, k: number) => {
-        await new Promise((resolve) => setTimeout(resolve, k * (FULL ? 1_000 : 100)));
+      // AT_ONCE senders, all from the first moment, each taking the next pull request and sending its deliveries one
+      // after the other. The stack holds each function to a few instances at once (local-stack/local-concurrency.ts):
+      // without that, the burst's worker threads starved the ingest past its publish budget and its timeout.
+      const sender = async () => {
         while (next < PULL_REQUESTS) {
           const number = 1000 + next++;
           const ids: string[] = [];
