@@ -226,7 +226,7 @@ export async function startOrderedStream(
       if (failed === undefined) return { failedAt: undefined, error: '' };
       const index = batch.findIndex((record) => record.sequenceNumber === failed);
       // An identifier not in the batch fails the whole batch, as Lambda treats it.
-      return { failedAt: index < 0 ? 0 : index, error: 'BatchItemFailure' };
+      return { failedAt: Math.max(index, 0), error: 'BatchItemFailure' };
     };
 
     /** Hands `batch` over until it is through, retrying and bisecting as the mapping does. */

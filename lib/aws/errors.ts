@@ -1,4 +1,5 @@
 import { AwsErrorCodes } from './constants.js';
+import { errorCode } from './rules.js';
 import type { RefreshRun } from './tokens/refresh.js';
 
 /**
@@ -214,15 +215,6 @@ export function isConditionalCheckFailed(error: unknown): boolean {
 /** Where an accepted delivery goes: the bus (every rule), and the ordered stream when one is configured. */
 export type OutputName = 'bus' | 'stream';
 
-/** An error's `code`, else its `name` (an AWS SDK error's), else `unknown`. */
-function codeOf(error: unknown): string {
-  if (typeof error === 'object' && error !== null) {
-    if ('code' in error && typeof error.code === 'string') return error.code;
-    if ('name' in error && typeof error.name === 'string') return error.name;
-  }
-  return 'unknown';
-}
-
 /**
  * A delivery that reached some of its outputs and not all: `remaining` names the ones still to write (the one that
  * failed and those after it), which the durable queue keeps so that the retrier writes those only. Its `code` and
@@ -237,7 +229,7 @@ export class OutputsPublishError extends PublishError {
   constructor(output: OutputName, remaining: OutputName[], cause: unknown) {
     const inner = cause instanceof PublishError ? cause : undefined;
     super(
-      codeOf(cause),
+      errorCode(cause),
       `delivery not written to the ${output === 'bus' ? 'bus' : 'ordered stream'}${remaining.length > 1 ? ` (nor to ${remaining.slice(1).join(', ')})` : ''}: ${cause instanceof Error ? cause.message : String(cause)}`,
       {
         cause,

@@ -14,11 +14,10 @@ import { readReconcileConfig } from './reconcile/config.js';
 import { type AlarmSettings, readAlarmSettings, whole } from './stage/alarm-settings.js';
 import { readDeliveryLogConfig, readRedriveConfig } from './stage/function-config.js';
 import { type OrderedStreamSettings, readOrderedStreamSettings } from './stage/ordered-subscribers.js';
-
-export { type AlarmSettings, type OrderedStreamSettings, readAlarmSettings, readOrderedStreamSettings };
-
 import { readWebhookSources, type WebhookSourceConfig } from './stage/webhook-source.js';
 import { readForgeApiConfig, readOAuthClients, readTokenConfig } from './tokens/config.js';
+
+export { type AlarmSettings, type OrderedStreamSettings, readAlarmSettings, readOrderedStreamSettings };
 
 /** The service name every resource name starts with (serverless.yml's `service`). */
 export const SERVICE = 'forgebridge';

@@ -30,6 +30,7 @@ import {
 import { createTables } from '../../../local-stack/dynamodb.js';
 import { type ForgeApi, startForgeApi } from '../../../local-stack/forge-api.js';
 import { useDynamoDbLocal } from '../../helpers/aws-local.js';
+import { lambdaContext } from '../../helpers/lambda-context.js';
 
 const ddb = useDynamoDbLocal();
 let server: AuthorizationServer;
@@ -37,14 +38,7 @@ let forgeApi: ForgeApi;
 let tokenTable: string;
 let stdout: MockInstance<typeof process.stdout.write>;
 
-const context = {
-  functionName: 'forgebridge-test-onIssuesOpened',
-  awsRequestId: 'request-1',
-  invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:forgebridge-test-onIssuesOpened',
-  memoryLimitInMB: '512',
-  functionVersion: '$LATEST',
-  getRemainingTimeInMillis: () => 10_000,
-} as unknown as Context;
+const context = lambdaContext('forgebridge-test-onIssuesOpened');
 
 type Handler = (event: unknown, context: Context) => Promise<void>;
 

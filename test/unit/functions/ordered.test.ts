@@ -4,17 +4,11 @@
 // log lines are read from stdout.
 import type { Context } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
+import { lambdaContext } from '../../helpers/lambda-context.js';
 
 let stdout: MockInstance<typeof process.stdout.write>;
 
-const context = {
-  functionName: 'forgebridge-test-onPullRequestOrdered',
-  awsRequestId: 'request-1',
-  invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:forgebridge-test-onPullRequestOrdered',
-  memoryLimitInMB: '256',
-  functionVersion: '$LATEST',
-  getRemainingTimeInMillis: () => 10_000,
-} as unknown as Context;
+const context = lambdaContext('forgebridge-test-onPullRequestOrdered', '256');
 
 type Handler = (event: unknown, context: Context) => Promise<unknown>;
 

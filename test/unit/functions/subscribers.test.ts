@@ -6,18 +6,12 @@ import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
+import { lambdaContext } from '../../helpers/lambda-context.js';
 
 const s3 = mockClient(S3Client);
 let stdout: MockInstance<typeof process.stdout.write>;
 
-const context = {
-  functionName: 'forgebridge-test-onEverything',
-  awsRequestId: 'request-1',
-  invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:forgebridge-test-onEverything',
-  memoryLimitInMB: '512',
-  functionVersion: '$LATEST',
-  getRemainingTimeInMillis: () => 10_000,
-} as unknown as Context;
+const context = lambdaContext('forgebridge-test-onEverything');
 
 type Handler = (event: unknown, context: Context) => Promise<void>;
 
