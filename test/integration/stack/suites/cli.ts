@@ -10,7 +10,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../../../helpers/browser.js';
+import { LIVE_MS, launchChromium } from '../../../helpers/browser.js';
 import { cleanCliEnv, type Run, runCli } from '../../../helpers/cli.js';
 import type { TestStack } from '../../../helpers/stack.js';
 
@@ -141,7 +141,7 @@ export function cliSuite(stack: () => TestStack): void {
         expect(id).toBeDefined();
         sentId = id as string;
 
-        await row(sentId).waitFor({ timeout: 5_000 });
+        await row(sentId).waitFor({ timeout: LIVE_MS });
         const pageMs = Date.now() - started;
         // The CLI exits once it has the 202: the row follows within the inspector test's bound.
         expect(Date.now() - exited).toBeLessThan(2_000);
@@ -250,7 +250,7 @@ export function cliSuite(stack: () => TestStack): void {
         expect(request).toContain(`issues.opened  generic, source default, delivery ${sentId}, `);
         expect(status).toMatch(/^200 OK {2}\d+ ms$/);
         expect(JSON.parse(answer.join('\n'))).toMatchObject({ duplicate: true });
-        await row(sentId, 'duplicate').waitFor({ timeout: 5_000 });
+        await row(sentId, 'duplicate').waitFor({ timeout: LIVE_MS });
         expect(await row(sentId, 'duplicate').locator('td.status').textContent()).toBe('200 duplicate');
 
         const details = await runJson<JsonDetails>(['show', sentId]);

@@ -8,7 +8,7 @@ import { createHmac } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleDelivery } from '../../../../local-stack/sample-deliveries.js';
-import { launchChromium, screenshotPath } from '../../../helpers/browser.js';
+import { LIVE_MS, launchChromium, screenshotPath } from '../../../helpers/browser.js';
 import type { TestStack } from '../../../helpers/stack.js';
 
 /** Runs in the shared local stack (../local-stack.test.ts). */
@@ -55,7 +55,7 @@ export function inspectorSuite(stack: () => TestStack): void {
         const posted = await t.post('issues', payload);
         expect(posted.status).toBe(202);
         const accepted = Date.now();
-        await row(posted.id).waitFor({ timeout: 5_000 });
+        await row(posted.id).waitFor({ timeout: LIVE_MS });
         const latencyMs = Date.now() - accepted;
         expect(latencyMs).toBeLessThan(2_000);
         expect(await page.evaluate(() => (globalThis as unknown as { marker?: number }).marker)).toBe(42);
@@ -89,14 +89,14 @@ export function inspectorSuite(stack: () => TestStack): void {
         await expect
           .poll(() => page.locator('#replay-result').textContent(), { timeout: 10_000 })
           .toBe('200 duplicate');
-        await row(posted.id, 'duplicate').waitFor({ timeout: 5_000 });
+        await row(posted.id, 'duplicate').waitFor({ timeout: LIVE_MS });
         expect(await row(posted.id, 'duplicate').locator('td.status').textContent()).toBe('200 duplicate');
         expect(await row(posted.id).count()).toBe(2);
 
         // A bad signature: its row, and the diagnosis in its detail.
         const forged = await t.post('issues', payload, { secret: 'not-the-secret' });
         expect(forged.status).toBe(401);
-        await row(forged.id).waitFor({ timeout: 5_000 });
+        await row(forged.id).waitFor({ timeout: LIVE_MS });
         expect(await row(forged.id).locator('td.verdict').textContent()).toBe('bad_signature');
         await row(forged.id).click();
         await page.locator('#diagnosis').waitFor();
@@ -111,7 +111,7 @@ export function inspectorSuite(stack: () => TestStack): void {
         await expect
           .poll(() => page.locator('#sample-result').textContent(), { timeout: 10_000 })
           .toBe('202 accepted');
-        await expect.poll(() => pushes.count(), { timeout: 5_000 }).toBe(pushesBefore + 1);
+        await expect.poll(() => pushes.count(), { timeout: LIVE_MS }).toBe(pushesBefore + 1);
 
         // The subscribers that report (withDeliveryReport) show on the delivery's row once they ran.
         const reached = row(posted.id, 'published').locator('td.subscribers .chip', {
