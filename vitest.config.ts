@@ -1,5 +1,6 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 import { cliBuildEntry } from './test/setup/cli-build.js';
+import LongestFirstSequencer from './test/setup/sequencer.js';
 import { testRunDir } from './test/setup/test-run.js';
 
 const setupFiles = ['test/setup/log-guard.ts'];
@@ -17,6 +18,8 @@ export default defineConfig({
     // Makes the run's folder new when the run starts and removes it when it ends.
     // Builds the CLI that the tests run as a process (test/setup/cli-build.ts) and removes it after the run.
     globalSetup: ['test/setup/test-run.ts', 'test/setup/cli-build.ts'],
+    // The longest files start first, also on a fresh clone where vitest has no timings (test/setup/sequencer.ts).
+    sequence: { sequencer: LongestFirstSequencer },
     // `npm test` (scripts/test.mjs) turns coverage on for the whole suite; a run of a few files leaves it off,
     // since their coverage says nothing about the thresholds.
     coverage: {
