@@ -6,8 +6,9 @@
 // package.json, serverless.yml, the inspector's page and the state file from there), and each command a chunk of its
 // own that loads on demand, as program.ts loads it. With the packages in the bundle a process reads a few files
 // instead of resolving and loading some 900 modules of node_modules: about 0.6 CPU-s less a start (0.7 against
-// 1.3 for `deliveries --help` on 2 cores), over 100 starts a run. bin/forgebridge.js itself stays under test: the tests of its own behaviour (the help and
-// exit codes from the bin, a real SIGINT, `config --stage`, the installed package's bin) run it.
+// 1.3 for `deliveries --help` on 2 cores), over 100 starts a run. bin/forgebridge.js itself stays under test: the
+// tests of its own behaviour (the help and exit codes from the bin, a real SIGINT, `config --stage`, the installed
+// package's bin) run it.
 import { createHash } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
