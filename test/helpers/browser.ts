@@ -32,8 +32,8 @@ export function screenshotPath(name: string): string {
 }
 
 /**
- * How long a page waits for a live row or a count the stack pushes to it. The e2e stack shares the cores with the
- * integration files (vitest.config.ts), where a delivery's trip to the page has taken up to about 5 s: this bound
- * proves the page updates without a reload, not how fast the machine is.
+ * How long a page waits for a live row or a count the stack pushes to it. On a loaded 2-core machine a delivery's
+ * trip to the page has taken up to about 5 s: this bound proves the page updates without a reload, not how fast the
+ * machine is.
  */
 export const LIVE_MS = 15_000;
