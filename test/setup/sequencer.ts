@@ -8,8 +8,6 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /** The longest files, longest first (seconds on 2 cores, beforeAll included, in a whole run). */
 const LONGEST = [
-  // e2e: the whole local stack, about 110 s.
-  'test/integration/stack/local-stack.test.ts',
   'test/integration/aws/ingest/faults.test.ts', // 57
   'test/integration/infra/package.test.ts', // 33 after a 60 s beforeAll
   'test/integration/infra/stage-config.test.ts', // 24
