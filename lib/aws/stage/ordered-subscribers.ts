@@ -37,7 +37,10 @@ export interface OrderedSubscriberConfig {
 const FUNCTION_KEY = /^[A-Za-z][A-Za-z0-9]{0,37}$/;
 /** A handler: a file path without extension, a dot, the export. */
 const HANDLER = /^[\w./-]+\.[A-Za-z_$][\w$]*$/;
-/** serverless.yml's own functions: an ordered subscriber may not take one of their keys. */
+/**
+ * serverless.yml's own functions: an ordered subscriber may not take one of their keys. A unit test reads
+ * serverless.yml and holds this list to it.
+ */
 const RESERVED = new Set([
   'ingest',
   'redrive',
