@@ -21,7 +21,7 @@ import {
 } from '@aws-sdk/client-kinesis';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import kinesalite from 'kinesalite';
-import type { OrderedSubscriberConfig } from '../lib/aws/internal.js';
+import type { OrderedSubscriberConfig } from '../lib/aws/stage/index.js';
 import { matchesPattern } from '../lib/inspector/index.js';
 
 /** The account and region of the local stack's ARNs. */

@@ -38,22 +38,20 @@ export { type ReconcileLastRun, readReconcileRun } from './reconcile/last-run.js
 export type { ReconcileReport } from './reconcile/types.js';
 export { parseSecretList } from './secrets.js';
 export {
+  type OrderedStreamSettings,
+  type OrderedSubscriberConfig,
   readDeliveryLogConfig,
   readIngestConfig,
+  readOrderedStreamSettings,
+  readOrderedSubscribers,
   readStageConfig,
   type SourceHook,
   sourceSecretEnv,
   stageConfigPath,
   stageDefaults,
+  streamOrderBy,
   type WebhookSourceConfig,
   withSourceHooks,
 } from './stage/index.js';
-export {
-  type OrderedStreamSettings,
-  type OrderedSubscriberConfig,
-  readOrderedStreamSettings,
-  readOrderedSubscribers,
-  streamOrderBy,
-} from './stage/ordered-subscribers.js';
 export { createSubscriber } from './subscriber/index.js';
 export type { DeliveryDetail, DeliveryEntry, PayloadRef } from './types.js';

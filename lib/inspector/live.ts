@@ -3,7 +3,7 @@
 // a page is connected the recent window is read every `pollMs` (one Query per index shard and one BatchGetItem
 // for the subscribers) and only new or changed records are pushed; no page means no reads.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { DeliveryLog } from '../aws/internal.js';
+import type { DeliveryLog } from '../aws/index.js';
 import { SECURITY_HEADERS } from './http.js';
 import type { InspectorRule } from './rules.js';
 import { recordView } from './views.js';

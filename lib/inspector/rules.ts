@@ -6,8 +6,8 @@
 // for strings (exact values, `prefix`, `suffix`, `anything-but`, `exists`), which is every form serverless.yml uses.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { DEFAULT_SOURCE } from '../aws/core/index.js';
-import { AwsDefaults, type DeliveryRecord } from '../aws/internal.js';
+import { AwsDefaults, DEFAULT_SOURCE } from '../aws/core/index.js';
+import type { DeliveryRecord } from '../aws/index.js';
 
 /** One subscriber rule: the function it invokes and its event pattern. */
 export interface InspectorRule {

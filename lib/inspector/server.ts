@@ -15,7 +15,7 @@ import {
   type DeliveryLog,
   detailsOfHook,
   hooksOf,
-} from '../aws/internal.js';
+} from '../aws/index.js';
 import { createInspectorAuth } from './auth.js';
 import { loadPageFiles, serveFile } from './files.js';
 import { HttpError, readJson, sendJson } from './http.js';

@@ -7,7 +7,7 @@ import {
   detailsOfHook,
   hooksOf,
   maskHeaders,
-} from '../aws/internal.js';
+} from '../aws/index.js';
 import { type InspectorRule, matchedRules } from './rules.js';
 
 /** One record for the page. */

@@ -25,6 +25,13 @@ export {
   readIngestConfig,
   readRedriveConfig,
 } from './function-config.js';
+export {
+  type OrderedStreamSettings,
+  type OrderedSubscriberConfig,
+  readOrderedStreamSettings,
+  readOrderedSubscribers,
+  streamOrderBy,
+} from './ordered-subscribers.js';
 export { parseSourceHook, type SourceHook, type SourceHookKind } from './source-hook.js';
 export {
   readWebhookSources,
