@@ -3,9 +3,8 @@
 // subscriber: each delivery the pattern sends must be one the handler handles (a rule sending `issues.*` to code
 // that handles only `issues.opened` fails), and each name the handler registers must be one the pattern can send.
 // The handlers are imported for real; only the event handler they build is wrapped, to see what they register.
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { parseDocument } from 'yaml';
+import { readProjectYaml as readYaml } from '../../helpers/project-yaml.js';
 
 const registered: string[][] = [];
 
@@ -33,15 +32,6 @@ vi.mock('../../../lib/webhooks/index.js', async (importOriginal) => {
 });
 
 const ROOT = new URL('../../../', import.meta.url);
-const CFN_TAGS = ['!GetAtt', '!Ref', '!Sub', '!Join', '!Select', '!If', '!Equals', '!ImportValue'];
-
-/** A YAML file of the project, CloudFormation's short tags read as plain values. */
-function readYaml(path: string): Record<string, unknown> {
-  const document = parseDocument(readFileSync(new URL(path, ROOT), 'utf8'), {
-    customTags: CFN_TAGS.map((tag) => ({ tag, resolve: (value: unknown) => value })),
-  });
-  return document.toJS({ maxAliasCount: 100 }) as Record<string, unknown>;
-}
 
 interface Subscriber {
   name: string;

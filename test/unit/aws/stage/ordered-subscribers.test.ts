@@ -1,10 +1,9 @@
 // FORGEBRIDGE_ORDERED_SUBSCRIBERS and the stream settings: every range Lambda and Kinesis enforce and a local
 // stand-in does not (kinesalite and the stack's poller take any value), refused at package time.
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseDocument } from 'yaml';
 import { readOrderedSubscribers, streamOrderBy } from '../../../../lib/aws/stage/ordered-subscribers.js';
 import { readOrderedStreamSettings, stageDefaults } from '../../../../lib/aws/stage-config.js';
+import { readProjectYaml } from '../../../helpers/project-yaml.js';
 
 const one = (fields: Record<string, unknown>) =>
   readOrderedSubscribers({
@@ -72,13 +71,7 @@ describe('readOrderedSubscribers', () => {
 describe("serverless.yml's own functions", () => {
   /** The keys of serverless.yml's `functions`, but the ordered subscribers' (they come from the setting). */
   function stackFunctions(): string[] {
-    const text = readFileSync(new URL('../../../../serverless.yml', import.meta.url), 'utf8');
-    const tags = ['!GetAtt', '!Ref', '!Sub', '!Join', '!Select', '!If', '!Equals', '!ImportValue'];
-    const document = parseDocument(text, {
-      customTags: tags.map((tag) => ({ tag, resolve: (value: unknown) => value })),
-    });
-    const functions = (document.toJS({ maxAliasCount: 100 }) as { functions: Record<string, unknown> })
-      .functions;
+    const functions = readProjectYaml('serverless.yml').functions as Record<string, unknown>;
     return Object.entries(functions)
       .filter(([, value]) => !(typeof value === 'string' && value.startsWith('${file(infra/ordered.cjs):')))
       .map(([key]) => key);
