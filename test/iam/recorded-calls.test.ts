@@ -189,20 +189,20 @@ const KEPT_GRANTS: readonly KeptGrant[] = [
   },
   {
     action: 'dynamodb:PutItem',
-    functions: ['reconcile', 'refresh'],
+    functions: ['onIssuesOpened', 'reconcile', 'refresh'],
     resource: /:table\/[^/]+-tokens$/,
     reason:
       'a token is written by whichever function finds it missing or within its refresh window first: in the ' +
-      'suites, usually the example subscriber',
+      'suites usually the example subscriber, but when the refresh or the reconciler got there first it only reads',
     sometimes: true,
   },
   {
     action: 'dynamodb:UpdateItem',
-    functions: ['reconcile', 'refresh'],
+    functions: ['onIssuesOpened', 'reconcile', 'refresh'],
     resource: /:table\/[^/]+-tokens$/,
     reason:
       "a token's refresh lease is taken by whichever function finds it within its refresh window first: in the " +
-      'suites, usually the example subscriber',
+      'suites usually the example subscriber, but when the refresh or the reconciler got there first it only reads',
     sometimes: true,
   },
 ];
