@@ -31,11 +31,18 @@ export interface StandInAttempt {
   throttled_at?: string | null;
   /** The raw body sent (the payload as the API answers it is its parse). */
   body: string;
+  /** The request headers sent, lower-case (the API answers them in GitHub's own casing). */
+  headers: Record<string, string>;
 }
 
 /** One hook of the stand-in: the path its deliveries live under (`/repos/acme/web/hooks/1`, `/app/hook`). */
 export interface StandInHook {
   path: string;
+  /**
+   * The id GitHub sends as `X-GitHub-Hook-ID`: a repository or organization hook's is the last segment of its
+   * path; an App's one hook has a number of its own, which its path does not show.
+   */
+  id: string;
   /** The hook's secret: each (re)delivery is signed with it (none: sent unsigned). */
   secret: string;
   attempts: StandInAttempt[];
@@ -101,8 +108,18 @@ function statusText(code: number): string {
   return code >= 200 && code < 300 ? 'OK' : `Invalid HTTP Response: ${code}`;
 }
 
+/** Headers as GitHub's delivery answer spells them (`X-GitHub-Hook-ID`, `X-Hub-Signature-256`, `User-Agent`). */
+function githubCasing(headers: Record<string, string>): Record<string, string> {
+  const spelled: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    const words = name.split('-').map((word) => word.charAt(0).toUpperCase() + word.slice(1));
+    spelled[words.join('-').replace(/^X-Github-/, 'X-GitHub-').replace(/-Id$/, '-ID')] = value;
+  }
+  return spelled;
+}
+
 function listItem(attempt: StandInAttempt) {
-  const { body: _body, ...item } = attempt;
+  const { body: _body, headers: _headers, ...item } = attempt;
   return item;
 }
 
@@ -132,6 +149,12 @@ export async function startGitHubDeliveries(options: GitHubDeliveriesOptions): P
   const inFlight = new Set<Promise<unknown>>();
   const faults: GitHubDeliveries['faults'] = { down: false, rateLimitAfter: undefined, malformed: false };
   let nextId = 1_000;
+  // An App hook's id, as GitHub numbers them (far from the repository hooks' small ids).
+  let appHookIds = 480_001;
+  const newHook = (path: string, secret: string): StandInHook => {
+    const last = path.split('/').at(-1) ?? '';
+    return { path, id: /^\d+$/.test(last) ? last : String(appHookIds++), secret, attempts: [] };
+  };
 
   const attemptOf = async (
     hook: StandInHook,
@@ -151,17 +174,18 @@ export async function startGitHubDeliveries(options: GitHubDeliveriesOptions): P
       repository?: { id?: number };
     };
     const started = Date.now();
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': 'GitHub-Hookshot/standin',
+      'x-github-event': input.event,
+      'x-github-delivery': input.guid,
+      'x-github-hook-id': hook.id,
+      ...(hook.secret === '' ? {} : { 'x-hub-signature-256': sign(hook.secret, input.body) }),
+    };
     const answered =
       input.statusCode ??
       (await options.send({
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'GitHub-Hookshot/standin',
-          'x-github-event': input.event,
-          'x-github-delivery': input.guid,
-          'x-github-hook-id': hook.path.split('/').at(-1) ?? '0',
-          ...(hook.secret === '' ? {} : { 'x-hub-signature-256': sign(hook.secret, input.body) }),
-        },
+        headers,
         body: input.body,
         ...(hook.url === undefined ? {} : { url: hook.url }),
       }));
@@ -180,6 +204,7 @@ export async function startGitHubDeliveries(options: GitHubDeliveriesOptions): P
       repository_id: payload.repository?.id ?? null,
       throttled_at: null,
       body: input.body,
+      headers,
     };
     hook.attempts.unshift(attempt);
     // Newest first, as GitHub lists them (an attempt dated in the past sorts where it belongs).
@@ -200,7 +225,7 @@ export async function startGitHubDeliveries(options: GitHubDeliveriesOptions): P
     base: () => `http://127.0.0.1:${port}`,
     answer: (req, res, operation, status, body) => answer(req, res, operation, status, body),
     track(path, secret, url) {
-      const hook = hooks.get(path) ?? { path, secret, attempts: [] };
+      const hook = hooks.get(path) ?? newHook(path, secret);
       hook.secret = secret;
       hook.url = url;
       hooks.set(path, hook);
@@ -276,11 +301,7 @@ export async function startGitHubDeliveries(options: GitHubDeliveriesOptions): P
         ...listItem(attempt),
         url: `http://127.0.0.1:${port}${url.pathname}`,
         request: {
-          headers: {
-            'X-GitHub-Delivery': attempt.guid,
-            'X-GitHub-Event': attempt.event,
-            'Content-Type': 'application/json',
-          },
+          headers: githubCasing(attempt.headers),
           payload: JSON.parse(attempt.body) as Record<string, unknown>,
         },
         response: { headers: {}, payload: null },
@@ -312,7 +333,7 @@ export async function startGitHubDeliveries(options: GitHubDeliveriesOptions): P
     redeliveries,
     webHooks: webHooks.webHooks,
     addHook(path, secret) {
-      const hook: StandInHook = { path, secret, attempts: [] };
+      const hook = newHook(path, secret);
       hooks.set(path, hook);
       return hook;
     },

@@ -12,6 +12,8 @@ import { type ForgeAnswer, type ForgeHttpOptions, sendAuthorized } from './forge
 import type { DeliveryLogApi, ForgeDelivery, ForgePayload, HookAuth } from './types.js';
 
 const GITHUB_HEADERS = { accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28' };
+/** The header naming the hook a delivery came from. */
+const HOOK_HEADER = 'x-github-hook-id';
 /** The most attempts GitHub lists per page. */
 const PER_PAGE = 100;
 
@@ -87,7 +89,7 @@ export function gitHubDeliveryLog(options: GitHubDeliveryLogOptions): DeliveryLo
   const call = (method: 'GET' | 'POST', url: string): Promise<ForgeAnswer> =>
     sendAuthorized(auth, { method, url, headers: GITHUB_HEADERS }, options);
 
-  return {
+  const api: DeliveryLogApi = {
     forge: 'github',
     async *list(since, maxPages) {
       let url: string | undefined = `${base}?per_page=${PER_PAGE}`;
@@ -136,4 +138,23 @@ export function gitHubDeliveryLog(options: GitHubDeliveryLogOptions): DeliveryLo
       return { headers, payload };
     },
   };
+  if (hook.kind !== 'app') return api;
+  // An App's hook has an id GitHub sends as X-GitHub-Hook-ID but its configuration does not show: the ingest keys
+  // the App's deliveries with it, so the reconciler reads it from one attempt's request and keeps it.
+  let learned: string | undefined;
+  api.hookOf = async (attempt) => {
+    if (learned !== undefined) return learned;
+    const { headers } = await api.fetchPayload(attempt);
+    const id = headers[HOOK_HEADER];
+    if (id === undefined) return undefined;
+    if (!/^[1-9]\d{0,19}$/.test(id)) {
+      throw malformed(
+        `GET ${gitHubDeliveriesPath(hook)}/${attempt.attemptId}`,
+        `a "${HOOK_HEADER}" that is not a hook id`,
+      );
+    }
+    learned = id;
+    return id;
+  };
+  return api;
 }

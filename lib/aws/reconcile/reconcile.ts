@@ -128,14 +128,24 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRep
     });
   };
 
-  const one = async (source: ReconcileSource, attempt: ForgeDelivery, firstAt: number): Promise<void> => {
+  /**
+   * One failed delivery of `source`; `keyed` is the same source with the hook the ingest keys its deliveries with
+   * (learned from the forge where the configuration does not name it), the reconciler's own items staying
+   * under `source`.
+   */
+  const one = async (
+    configured: ReconcileSource,
+    source: ReconcileSource,
+    attempt: ForgeDelivery,
+    firstAt: number,
+  ): Promise<void> => {
     const key = { id: attempt.deliveryId, source: source.name, hook: source.hook };
     const state = await dedupe.state(key);
     const tooLarge = attempt.statusCode === TOO_LARGE;
     if (state === 'published' || state === 'queued') {
       report.alreadyOurs += 1;
       // A 413 the ingest never saw was recovered over the API: not late.
-      if (!dryRun && !tooLarge && (await attempts.markLate(owner(source), attempt.deliveryId, now()))) {
+      if (!dryRun && !tooLarge && (await attempts.markLate(owner(configured), attempt.deliveryId, now()))) {
         report.late += 1;
         logger?.info('delivery taken late', {
           delivery: attempt.deliveryId,
@@ -163,13 +173,13 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRep
       else report.redelivered += 1;
       return;
     }
-    const claim = await attempts.claim(owner(source), attempt.deliveryId, now());
+    const claim = await attempts.claim(owner(configured), attempt.deliveryId, now());
     if (!claim.claimed) {
       report.skipped += 1;
       return;
     }
     if (claim.attempts > 1 && now() - firstAt > source.windowSeconds * 1000 - maxBackoffMs) {
-      if (await attempts.giveUp(owner(source), attempt.deliveryId, now())) {
+      if (await attempts.giveUp(owner(configured), attempt.deliveryId, now())) {
         report.gaveUp += 1;
         const namespace = options.metricNamespace ?? AwsDefaults.metricNamespace;
         logger?.error('delivery given up', {
@@ -232,10 +242,15 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRep
           .filter((attempt) => !ok(attempt.statusCode))
           .sort((a, b) => a.at - b.at);
         report.failed += pending.length;
+        let keyed = source;
+        if (source.hook === undefined && source.api.hookOf !== undefined && pending.length > 0) {
+          const hook = await source.api.hookOf(pending[0] as ForgeDelivery);
+          if (hook !== undefined) keyed = { ...source, hook };
+        }
         while (pending.length > 0) {
           const attempt = pending[0] as ForgeDelivery;
           try {
-            await one(source, attempt, first.get(attempt.deliveryId) ?? attempt.at);
+            await one(source, keyed, attempt, first.get(attempt.deliveryId) ?? attempt.at);
           } catch (error) {
             // One delivery the forge refuses to redeliver (gone, 422) does not stop the others.
             if (!(error instanceof ForgeApiError) || error.code !== ForgeApiErrorCodes.refused) throw error;

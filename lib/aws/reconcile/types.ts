@@ -41,6 +41,12 @@ export interface DeliveryLogApi {
   redeliver(attempt: ForgeDelivery): Promise<void>;
   /** The attempt's request headers and payload. */
   fetchPayload(attempt: ForgeDelivery): Promise<ForgePayload>;
+  /**
+   * The id the forge sends as its hook header in this hook's deliveries, where the hook's configuration does not
+   * name it (a GitHub App's one hook): read from one attempt's request headers, then kept. `undefined` where the
+   * deliveries carry none. Absent where the configured hook already names it, or the forge sends none.
+   */
+  hookOf?(attempt: ForgeDelivery): Promise<string | undefined>;
 }
 
 /** What one reconciliation run did, summed over its sources. */

@@ -78,6 +78,26 @@ afterEach(() => {
 const hook: SourceHook = { kind: 'repo', api: '', id: 77, provider: 'local', owner: 'acme', repo: 'web' };
 const deliveryLog = () => new DeliveryLog({ client: ddb.client(), tableName: rig.tables.deliveries });
 
+/** The reconcile handler's environment: the local token entry, the App's, and these sources. */
+function handlerVariables(sources: unknown[]): Record<string, string> {
+  return {
+    IS_OFFLINE: 'true',
+    FORGEBRIDGE_BUS_NAME: 'forge',
+    FORGEBRIDGE_DEDUPE_TABLE: rig.tables.dedupe,
+    FORGEBRIDGE_TOKEN_TABLE: rig.tables.tokens,
+    FORGEBRIDGE_DELIVERIES_TABLE: rig.tables.deliveries,
+    FORGEBRIDGE_OAUTH_CLIENTS: JSON.stringify([
+      localTokenEntry(rig.authServer.issuer),
+      { kind: 'github_app', provider: 'app', appId: APP_ID, installationId: 1, apiUrl: rig.forge.url },
+    ]),
+    FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret,
+    FORGEBRIDGE_GITHUB_APP_PRIVATE_KEY: appKeys.privateKey
+      .export({ type: 'pkcs8', format: 'pem' })
+      .toString(),
+    FORGEBRIDGE_WEBHOOK_SOURCES: JSON.stringify(sources),
+  };
+}
+
 const localAuth = () => localStoreAuth(rig.authServer.issuer, ddb.documentClient(), rig.tables.tokens);
 
 function run(options: Partial<ReconcileOptions> = {}) {
@@ -437,25 +457,10 @@ describe('reconcile() with a GitHub repository hook', () => {
       statusCode: 504,
     });
     const { logger, lines } = recordingLogger();
-    const variables = {
-      IS_OFFLINE: 'true',
-      FORGEBRIDGE_BUS_NAME: 'forge',
-      FORGEBRIDGE_DEDUPE_TABLE: rig.tables.dedupe,
-      FORGEBRIDGE_TOKEN_TABLE: rig.tables.tokens,
-      FORGEBRIDGE_DELIVERIES_TABLE: rig.tables.deliveries,
-      FORGEBRIDGE_OAUTH_CLIENTS: JSON.stringify([
-        localTokenEntry(rig.authServer.issuer),
-        { kind: 'github_app', provider: 'app', appId: APP_ID, installationId: 1, apiUrl: rig.forge.url },
-      ]),
-      FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret,
-      FORGEBRIDGE_GITHUB_APP_PRIVATE_KEY: appKeys.privateKey
-        .export({ type: 'pkcs8', format: 'pem' })
-        .toString(),
-      FORGEBRIDGE_WEBHOOK_SOURCES: JSON.stringify([
-        { name: 'acme', forge: 'github', hook: { ...hook, api: rig.forge.url } },
-        { name: 'acme-app', forge: 'github', hook: { kind: 'app', provider: 'app', api: rig.forge.url } },
-      ]),
-    };
+    const variables = handlerVariables([
+      { name: 'acme', forge: 'github', hook: { ...hook, api: rig.forge.url } },
+      { name: 'acme-app', forge: 'github', hook: { kind: 'app', provider: 'app', api: rig.forge.url } },
+    ]);
     const counted: unknown[] = [];
     const handler = createReconcileHandler({
       env: variables,
@@ -485,9 +490,54 @@ describe('reconcile() with a GitHub repository hook', () => {
     ]);
   });
 
+  it("an App hook's deliveries are keyed with the hook id GitHub sends (read from one attempt): one the ingest took, which GitHub recorded as failed, is not redelivered", async () => {
+    rig.forge.addHook('/app/hook', SECRET);
+    rig.forge.redeliveries.length = 0;
+    rig.bus.clear();
+    // Through the ingest, which keys it with X-GitHub-Hook-ID, but answered past GitHub's 10 s: recorded failed.
+    const taken = await rig.forge.deliver('/app/hook', {
+      event: 'issues',
+      payload: payload(11),
+      answeredLate: true,
+    });
+    const lost = await rig.forge.deliver('/app/hook', {
+      event: 'issues',
+      payload: payload(12),
+      statusCode: 504,
+    });
+    await rig.forge.deliver('/app/hook', { event: 'issues', payload: payload(13) });
+    const hookId = rig.forge.hooks.get('/app/hook')?.id as string;
+    expect(hookId).toMatch(/^\d+$/);
+    expect(rig.bus.received.filter((id) => id === taken.guid)).toHaveLength(1);
+    const since = Date.now() - 1000;
+    const handler = createReconcileHandler({
+      env: handlerVariables([
+        { name: 'acme', forge: 'github', hook: { kind: 'app', provider: 'app', api: rig.forge.url } },
+      ]),
+      clients: { dynamodb: ddb.client() },
+      logger: recordingLogger().logger,
+    });
+    const answersBefore = rig.forge.responses.length;
+    expect(await handler(undefined)).toMatchObject({ failed: 2, alreadyOurs: 1, late: 1, redelivered: 1 });
+    expect(rig.forge.redeliveries).toEqual([lost.guid]);
+    // The id is read once, from one attempt's request headers (GET /app/hook/deliveries/{id}).
+    const gets = rig.forge.responses.slice(answersBefore).filter((response) => response.operation === 'get');
+    expect(gets).toHaveLength(1);
+    await rig.forge.settled();
+    expect(rig.bus.received.filter((id) => id === taken.guid)).toHaveLength(1);
+    expect(rig.bus.received.filter((id) => id === lost.guid)).toHaveLength(1);
+    // The late row sits beside the ingest's, under the same hook.
+    const late = await deliveryLog().list({ status: 'late', source: 'acme', since, limit: 100 });
+    expect(late.records.map((record) => [record.deliveryId, record.hook])).toEqual([[taken.guid, hookId]]);
+    // A second run: the lost one's latest attempt is the redelivery's success, the taken one is still ours.
+    expect(await handler(undefined)).toMatchObject({ failed: 1, alreadyOurs: 1, late: 0, redelivered: 0 });
+    expect(rig.forge.redeliveries).toEqual([lost.guid]);
+  });
+
   it('publishes a 12 MB delivery (the forge recorded 413) once through the claim check from the API payload, and a subscriber receives it', async () => {
     resetHook();
     const big = { ...payload(7), blob: 'x'.repeat(12 * 1024 * 1024) };
+    const answersBefore = rig.forge.responses.length;
     const attempt = await rig.forge.deliver(HOOK_PATH, { event: 'issues', payload: big, statusCode: 413 });
     const recover = createRecovery({
       publisher: rig.publisher,
@@ -520,7 +570,8 @@ describe('reconcile() with a GitHub repository hook', () => {
     const second = await run({ recover });
     expect(second).toMatchObject({ failed: 1, alreadyOurs: 1, late: 0, recovered: 0 });
     expect(rig.bus.received).toHaveLength(1);
-    expect(rig.forge.responses.filter((response) => response.operation === 'get')).toHaveLength(1);
+    const gets = rig.forge.responses.slice(answersBefore).filter((response) => response.operation === 'get');
+    expect(gets).toHaveLength(1);
   }, 60_000);
 
   it('backs off a redelivery that failed again, then gives it up near the end of the forge window with the metric line', async () => {
@@ -586,8 +637,11 @@ describe('reconcile() with a GitHub repository hook', () => {
           `/api/deliveries?status=${status}&source=acme&limit=500`,
         );
         expect(answer.status).toBe(200);
-        return ((await answer.json()) as { records: { outcome: string; reason?: string; verdict: string }[] })
-          .records;
+        return (
+          (await answer.json()) as {
+            records: { outcome: string; reason?: string; verdict: string; hook?: string }[];
+          }
+        ).records;
       };
       const redelivered = await rows('redelivered');
       expect(redelivered.length).toBeGreaterThanOrEqual(30);
@@ -595,7 +649,8 @@ describe('reconcile() with a GitHub repository hook', () => {
         new Set(['redelivered|redelivered by reconciler|forge_api']),
       );
       expect((await rows('recovered')).map((row) => row.reason)).toEqual(['recovered from forge API']);
-      const late = await rows('late');
+      // The first test's 10 (the App hook's test logs one of its own).
+      const late = (await rows('late')).filter((row) => row.hook === String(hook.id));
       expect(late).toHaveLength(10);
       expect(
         late.every(
@@ -642,6 +697,7 @@ describe('reconcile() with a GitHub repository hook', () => {
         .map((response) => gitHubOperationId(response.path, response.method)),
     );
     expect([...operations].sort()).toEqual([
+      'apps/get-webhook-delivery',
       'apps/list-webhook-deliveries',
       'apps/redeliver-webhook-delivery',
       'repos/get-webhook-delivery',

@@ -150,3 +150,47 @@ describe('gitHubDeliveryLog().fetchPayload()', () => {
     });
   });
 });
+
+describe('gitHubDeliveryLog().hookOf()', () => {
+  const app = { kind: 'app' as const, api: 'https://api.github.com', provider: 'app' };
+  const auth = { authorization: async () => 'Bearer t', renew: async () => undefined };
+  const listed = parseGitHubDelivery(item, 'GET x');
+  /** A fetch answering the attempt with these request headers, counting its calls. */
+  const answering = (headers: Record<string, string>) => {
+    const calls: string[] = [];
+    const fetch = (async (url: string | URL) => {
+      calls.push(String(url));
+      return Response.json({ ...item, request: { headers, payload: { action: 'opened' } } });
+    }) as typeof globalThis.fetch;
+    return { fetch, calls };
+  };
+
+  it("reads an App hook's id from one attempt's X-GitHub-Hook-ID, once", async () => {
+    const { fetch, calls } = answering({ 'X-GitHub-Hook-ID': '480001', 'X-GitHub-Event': 'issues' });
+    const api = gitHubDeliveryLog({ hook: app, auth, fetch });
+    expect(await api.hookOf?.(listed)).toBe('480001');
+    expect(await api.hookOf?.(listed)).toBe('480001');
+    expect(calls).toEqual(['https://api.github.com/app/hook/deliveries/42']);
+  });
+
+  it('is undefined where the request carried no hook id, and asks again next time', async () => {
+    const { fetch, calls } = answering({ 'X-GitHub-Event': 'issues' });
+    const api = gitHubDeliveryLog({ hook: app, auth, fetch });
+    expect(await api.hookOf?.(listed)).toBeUndefined();
+    expect(await api.hookOf?.(listed)).toBeUndefined();
+    expect(calls).toHaveLength(2);
+  });
+
+  it.each(['0', 'hook', '12 3', '1'.repeat(21)])('refuses a hook id %j as forge_malformed', async (id) => {
+    const api = gitHubDeliveryLog({ hook: app, auth, fetch: answering({ 'X-GitHub-Hook-ID': id }).fetch });
+    await expect(api.hookOf?.(listed)).rejects.toMatchObject({
+      code: 'forge_malformed',
+      message: 'GET /app/hook/deliveries/42 answered a "x-github-hook-id" that is not a hook id',
+    });
+  });
+
+  it('is absent for a repository hook: its configuration names the id', () => {
+    const repo = { ...app, kind: 'repo' as const, owner: 'a', repo: 'b', id: 1 };
+    expect(gitHubDeliveryLog({ hook: repo, auth, fetch: answering({}).fetch }).hookOf).toBeUndefined();
+  });
+});
