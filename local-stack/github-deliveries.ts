@@ -113,7 +113,8 @@ function githubCasing(headers: Record<string, string>): Record<string, string> {
   const spelled: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     const words = name.split('-').map((word) => word.charAt(0).toUpperCase() + word.slice(1));
-    spelled[words.join('-').replace(/^X-Github-/, 'X-GitHub-').replace(/-Id$/, '-ID')] = value;
+    const spelling = words.join('-').replace(/^X-Github-/, 'X-GitHub-');
+    spelled[spelling.replace(/-Id$/, '-ID')] = value;
   }
   return spelled;
 }
