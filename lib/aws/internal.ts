@@ -33,7 +33,7 @@ export { sdkTimeouts, withoutSdkCallLog } from './env.js';
 export { createIngestHandler } from './handlers/ingest.js';
 export { createReconcileHandler } from './handlers/reconcile.js';
 export { createOrderedSubscriberHandler, createSubscriberHandler } from './handlers/subscriber.js';
-export { buildEventEntry, partitionKeyOf } from './publish/index.js';
+export { buildEventEntry, partitionKeyOf, streamEventOf } from './publish/index.js';
 export { type ReconcileLastRun, readReconcileRun } from './reconcile/last-run.js';
 export type { ReconcileReport } from './reconcile/types.js';
 export { parseSecretList } from './secrets.js';

@@ -33,5 +33,6 @@ export {
   partitionKeyOf,
   type StreamEvent,
   StreamLimits,
+  streamEventOf,
   streamEventOfRecord,
 } from './stream-record.js';

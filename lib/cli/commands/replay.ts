@@ -6,6 +6,7 @@ import { DEFAULT_SOURCE } from '../../aws/core/index.js';
 import { type DeliveryDetails, detailsOfHook, hooksOf } from '../../aws/internal.js';
 import { type Forge, Forges, replayHeaders } from '../../webhooks/index.js';
 import { archiveReplay, busArnOf, replayName, republish } from '../aws-replay.js';
+import { ReplayOutcomes } from '../bulk-replay.js';
 import {
   addLogOptions,
   awsFailure,
@@ -23,6 +24,7 @@ import { formatBytes, paint, print, printJson, type Spinner, startSpinner } from
 import { parseJson, positiveInteger } from '../parse.js';
 import { eventLabel } from '../record-format.js';
 import { getDelivery } from './deliveries.js';
+import { runBulkReplay } from './replay-bulk.js';
 
 interface ReplayOptions extends LogOptions {
   source: string;
@@ -39,6 +41,14 @@ interface ReplayOptions extends LogOptions {
   window: string;
   wait: boolean;
   json?: boolean;
+  since?: string;
+  until?: string;
+  event?: string;
+  subscriber?: string;
+  outcome: string;
+  dryRun?: boolean;
+  yes?: boolean;
+  rate: number;
 }
 
 /** How often a running archive replay is polled. */
@@ -51,7 +61,7 @@ export function registerReplay(program: Command, version: string): void {
     .description(
       'send a logged delivery again: to the local ingest, or on AWS from its claim check or the archive',
     )
-    .argument('<delivery-id>', 'the delivery id')
+    .argument('[delivery-id]', 'the delivery id (or select many with --since)')
     .option('--source <name>', 'the webhook source it came in through', DEFAULT_SOURCE)
     .option(
       '--hook <id>',
@@ -85,7 +95,23 @@ export function registerReplay(program: Command, version: string): void {
     )
     .option('--window <duration>', 'AWS: archive window after the delivery was received (before: 1m)', '5m')
     .option('--no-wait', 'AWS: start the archive replay and return without following it')
-    .option('--json', 'print the outcome as JSON');
+    .option('--json', 'print the outcome as JSON')
+    .option('--since <time>', 'many: select the deliveries received since then (30m, 2h, 2026-11-23T08:00Z)')
+    .option('--until <time>', 'many: ... and before then (default now)')
+    .option('--event <event>', 'many: only this event or event.action (issues, issues.opened)')
+    .option('--subscriber <name>', 'many: send to this subscriber only (its function key or name)')
+    .addOption(
+      new Option('--outcome <outcome>', "many: the subscriber's outcome to select")
+        .choices(ReplayOutcomes)
+        .default('error'),
+    )
+    .option('--dry-run', 'many: print the count and a sample, send nothing')
+    .option('--yes', 'many: send without asking (needed off a terminal)')
+    .addOption(
+      new Option('--rate <n>', 'many: most deliveries sent per second')
+        .default(10)
+        .argParser((value) => positiveInteger(value, '--rate')),
+    );
   addLogOptions(command)
     .addHelpText(
       'after',
@@ -107,7 +133,15 @@ Examples:
 Exit codes: 0 replayed (a 2xx answer, published, replay completed), 1 not (non-2xx, refused, replay failed),
 2 bad input or unknown delivery, 3 log or URL not reachable.`,
     )
-    .action(async (id: string, options: ReplayOptions) => {
+    .action(async (id: string | undefined, options: ReplayOptions, self: Command) => {
+      if (options.since !== undefined) {
+        if (id !== undefined) throw new CliError('give a delivery id or "--since", not both');
+        const target = await resolveLogTarget(options);
+        const source = self.getOptionValueSource('source') === 'default' ? undefined : options.source;
+        process.exitCode = await runBulkReplay({ ...options, source, since: options.since }, target);
+        return;
+      }
+      if (id === undefined) throw new CliError('give a delivery id, or "--since" to select many');
       checkDeliveryId(id);
       const target = await resolveLogTarget(options);
       const details = ofHook(await getDelivery(target, id, options.source), options.hook);

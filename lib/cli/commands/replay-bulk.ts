@@ -1,0 +1,221 @@
+/**
+ * `forgebridge replay --since T --subscriber NAME`: the deliveries one subscriber missed, counted first, then sent
+ * to it alone (its function invoked with each delivery's event: the local stack's through serverless-offline's
+ * Lambda API, a stage's through AWS Lambda).
+ */
+import { createInterface } from 'node:readline/promises';
+import { LambdaClient } from '@aws-sdk/client-lambda';
+import {
+  checkWindow,
+  progressLine,
+  type ReplayOutcome,
+  ReplayOutcomes,
+  type ReplaySelection,
+  replayToFunction,
+  type SelectedDelivery,
+  selectDeliveries,
+  subscriberEvent,
+} from '../bulk-replay.js';
+import { awsFailure, type LogTarget, openLog, parseSince } from '../delivery-log.js';
+import { CliError, ExitCodes } from '../errors.js';
+import { parseEventName } from '../events.js';
+import { paint, print, printJson, startSpinner } from '../output.js';
+import { readStackState, stateFile } from '../state-file.js';
+import { logFailure } from './deliveries.js';
+
+/** The options `replay --since` reads. */
+export interface BulkReplayOptions {
+  since: string;
+  until?: string | undefined;
+  /** `undefined` unless given: every source. */
+  source?: string | undefined;
+  event?: string | undefined;
+  subscriber?: string | undefined;
+  outcome: string;
+  dryRun?: boolean | undefined;
+  yes?: boolean | undefined;
+  rate: number;
+  stage?: string | undefined;
+  region?: string | undefined;
+  eventSource?: string | undefined;
+  json?: boolean | undefined;
+}
+
+/** Deliveries shown before the count is confirmed. */
+const SAMPLE = 5;
+/** The local stack's stage: its functions are `forgebridge-local-<key>`. */
+const LOCAL_STAGE = 'local';
+
+/** The function a subscriber name means: `onIssuesOpened` is the stage's `forgebridge-<stage>-onIssuesOpened`. */
+export function subscriberFunction(name: string, stage: string): string {
+  if (!/^[A-Za-z0-9_.:-]{1,128}$/.test(name)) {
+    throw new CliError('"--subscriber" must be a function key (onIssuesOpened) or name, 1 to 128 characters');
+  }
+  return name.startsWith('forgebridge-') ? name : `forgebridge-${stage}-${name}`;
+}
+
+/** Parses the selection's flags; a bad one is a usage error (exit 2), before anything is read. */
+export function parseSelection(options: BulkReplayOptions, now: number = Date.now()): ReplaySelection {
+  const since = parseSince(options.since, now, '--since');
+  const until = options.until === undefined ? undefined : parseSince(options.until, now, '--until');
+  checkWindow(since, until, now);
+  if (!(ReplayOutcomes as readonly string[]).includes(options.outcome)) {
+    throw new CliError(
+      `"--outcome" must be one of ${ReplayOutcomes.map((value) => `"${value}"`).join(', ')}`,
+    );
+  }
+  if (options.subscriber === undefined) {
+    throw new CliError(
+      '"--subscriber" is required with "--since": the deliveries are sent to that subscriber alone',
+    );
+  }
+  const stage = options.stage ?? LOCAL_STAGE;
+  return {
+    since,
+    ...(until === undefined ? {} : { until }),
+    ...(options.source === undefined ? {} : { source: options.source }),
+    ...(options.event === undefined ? {} : { event: parseEventName(options.event).full }),
+    subscriber: subscriberFunction(options.subscriber, stage),
+    outcome: options.outcome as ReplayOutcome,
+  };
+}
+
+/** Runs `replay --since`: exit 0 when every selected delivery was taken (or none was selected), 1 otherwise. */
+export async function runBulkReplay(options: BulkReplayOptions, target: LogTarget): Promise<number> {
+  const selection = parseSelection(options);
+  const { log, client } = openLog(target);
+  try {
+    const spinner = startSpinner(`selecting deliveries (${target.label})`);
+    let selected: SelectedDelivery[];
+    let reporting: ReadonlySet<string>;
+    try {
+      ({ selected, subscribers: reporting } = await selectDeliveries(log, selection));
+    } catch (error) {
+      throw logFailure(error, target);
+    } finally {
+      spinner.stop();
+    }
+    if (!reporting.has(selection.subscriber)) {
+      const known = [...reporting].sort();
+      throw new CliError(
+        `no delivery of the window was reported on by "${selection.subscriber}" (${known.length === 0 ? 'no subscriber reported on any' : `subscribers that did: ${known.join(', ')}`})`,
+      );
+    }
+    const summary = {
+      subscriber: selection.subscriber,
+      outcome: selection.outcome,
+      since: new Date(selection.since).toISOString(),
+      ...(selection.until === undefined ? {} : { until: new Date(selection.until).toISOString() }),
+      ...(selection.source === undefined ? {} : { source: selection.source }),
+      ...(selection.event === undefined ? {} : { event: selection.event }),
+      selected: selected.length,
+    };
+    if (options.json !== true) printSelection(selection, selected);
+    if (options.dryRun === true || selected.length === 0) {
+      if (options.json === true) {
+        printJson({ ...summary, dryRun: options.dryRun === true, sample: selected.slice(0, SAMPLE) });
+      }
+      return ExitCodes.ok;
+    }
+    await confirm(options, selected.length, selection.subscriber);
+    const lambda = lambdaClient(target);
+    const eventSource = options.eventSource ?? (process.env.FORGEBRIDGE_SOURCE || 'forge.webhooks');
+    const interactive = process.stderr.isTTY === true && options.json !== true;
+    const started = Date.now();
+    try {
+      const run = await replayToFunction({
+        lambda,
+        functionName: selection.subscriber,
+        deliveries: selected,
+        ratePerSecond: options.rate,
+        eventOf: async (delivery) => {
+          const details = await log.get(delivery.deliveryId, { source: delivery.source });
+          if (details === undefined) {
+            throw new CliError(`delivery "${delivery.deliveryId}" is no longer in the log`, ExitCodes.failed);
+          }
+          return subscriberEvent(details, { hook: delivery.hook, eventSource });
+        },
+        onProgress: (done, failed) => {
+          if (interactive) {
+            process.stderr.write(
+              `\r${progressLine(done, selected.length, failed, Date.now() - started)}\u001b[K`,
+            );
+          }
+        },
+      });
+      if (interactive) process.stderr.write('\n');
+      if (options.json === true) printJson({ ...summary, ...run });
+      else {
+        const ok = run.failed === 0;
+        print(
+          `${paint(['bold', ok ? 'green' : 'red'], ok ? 'replayed' : 'replayed with failures')}  ${run.sent} of ${selected.length} to ${selection.subscriber}  ${paint('dim', `${(run.durationMs / 1000).toFixed(1)} s${run.failed === 0 ? '' : `, ${run.failed} failed`}`)}`,
+        );
+        for (const failure of run.failures) print(`  ${paint('red', failure.deliveryId)}  ${failure.error}`);
+        if (run.failed > 0) print(paint('dim', '  run the same command again to send what is still failing'));
+      }
+      return run.failed === 0 ? ExitCodes.ok : ExitCodes.failed;
+    } catch (error) {
+      if (error instanceof CliError) throw error;
+      throw awsFailure(error, target, `function "${selection.subscriber}"`);
+    } finally {
+      lambda.destroy();
+    }
+  } finally {
+    client.destroy();
+  }
+}
+
+function printSelection(selection: ReplaySelection, selected: readonly SelectedDelivery[]): void {
+  const what = selection.outcome === 'error' ? 'reported error' : 'reported on';
+  print(
+    `${paint('bold', String(selected.length))} deliver${selected.length === 1 ? 'y' : 'ies'} ${selection.subscriber} ${what}  ${paint('dim', `${new Date(selection.since).toISOString()} to ${selection.until === undefined ? 'now' : new Date(selection.until).toISOString()}${selection.source === undefined ? '' : `, source ${selection.source}`}${selection.event === undefined ? '' : `, ${selection.event}`}`)}`,
+  );
+  for (const delivery of selected.slice(0, SAMPLE)) {
+    const event = delivery.action === undefined ? delivery.event : `${delivery.event}.${delivery.action}`;
+    print(
+      `  ${new Date(delivery.receivedAt).toISOString()}  ${delivery.deliveryId}  ${paint('cyan', event)}${delivery.error === undefined ? '' : `  ${paint('dim', delivery.error)}`}`,
+    );
+  }
+  if (selected.length > SAMPLE) print(paint('dim', `  and ${selected.length - SAMPLE} more`));
+}
+
+/** On a terminal, asks before sending; elsewhere `--yes` is required. */
+async function confirm(options: BulkReplayOptions, count: number, subscriber: string): Promise<void> {
+  if (options.yes === true) return;
+  if (process.stdin.isTTY !== true || options.json === true) {
+    throw new CliError(`pass "--yes" to send ${count} deliveries to ${subscriber} (or "--dry-run" to count)`);
+  }
+  const prompt = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = await prompt.question(`send ${count} deliveries to ${subscriber}? [y/N] `);
+    if (!/^y(es)?$/i.test(answer.trim())) throw new CliError('nothing sent', ExitCodes.failed);
+  } finally {
+    prompt.close();
+  }
+}
+
+/** The Lambda API the subscriber is invoked through: the local stack's (serverless-offline) or the stage's. */
+function lambdaClient(target: LogTarget): LambdaClient {
+  const timeouts = { requestHandler: { connectionTimeout: 5_000, requestTimeout: 130_000 } };
+  if (target.kind === 'aws') {
+    return new LambdaClient({
+      ...(target.region === undefined ? {} : { region: target.region }),
+      ...timeouts,
+    });
+  }
+  const endpoint =
+    process.env.FORGEBRIDGE_LAMBDA_ENDPOINT || readStackState(stateFile(process.env)).endpoints?.lambda;
+  if (endpoint === undefined) {
+    throw new CliError(
+      'the local stack is not running (no Lambda endpoint in .tmp/local-stack.json): start it with "npm start"',
+      ExitCodes.unreachable,
+    );
+  }
+  return new LambdaClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    maxAttempts: 1,
+    ...timeouts,
+  });
+}
