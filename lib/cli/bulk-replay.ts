@@ -214,14 +214,15 @@ export async function replayToFunction(options: ReplayToFunctionOptions): Promis
   const started = now();
   const run: ReplayRun = { sent: 0, failed: 0, failures: [], durationMs: 0 };
   let next = 0;
-  let slot = 0;
+  // When the latest invocation was let start: each one starts an interval after the one before, however long
+  // the ones before took, so no second holds more than `ratePerSecond` (a slow spell is not made up in a burst).
+  let last = Number.NEGATIVE_INFINITY;
   const worker = async () => {
     while (next < options.deliveries.length) {
       const delivery = options.deliveries[next] as SelectedDelivery;
-      // The n-th invocation starts no earlier than n intervals after the first.
-      const at = started + slot * interval;
       next += 1;
-      slot += 1;
+      const at = Math.max(now(), last + interval);
+      last = at;
       const wait = at - now();
       if (wait > 0) await sleep(wait);
       const error = await invokeOnce(options, delivery);
