@@ -23,8 +23,11 @@ export interface ReplaySelection {
   source?: string | undefined;
   /** `issues` or `issues.opened`. */
   event?: string | undefined;
-  /** The subscriber's name as it reports into the log (its function's name). */
-  subscriber: string;
+  /**
+   * The subscriber's name as it reports into the log (its function's name by default), or the names it may go
+   * by (`onPush`, `forgebridge-local-onPush`): the first one the log knows is taken.
+   */
+  subscriber: string | readonly string[];
   outcome: ReplayOutcome;
 }
 
@@ -63,6 +66,8 @@ export interface Selected {
   selected: SelectedDelivery[];
   /** Every subscriber that reported on a delivery of the window (how an unknown name is told apart from 0). */
   subscribers: ReadonlySet<string>;
+  /** The subscriber's name the log knows, of those given; `undefined` when it knows none of them. */
+  subscriber: string | undefined;
 }
 
 /**
@@ -73,7 +78,8 @@ export async function selectDeliveries(
   log: Pick<DeliveryLog, 'list'>,
   selection: ReplaySelection,
 ): Promise<Selected> {
-  const selected = new Map<string, SelectedDelivery>();
+  const names = typeof selection.subscriber === 'string' ? [selection.subscriber] : [...selection.subscriber];
+  const byName = new Map(names.map((name) => [name, new Map<string, SelectedDelivery>()]));
   const subscribers = new Set<string>();
   let cursor: string | undefined;
   do {
@@ -88,25 +94,33 @@ export async function selectDeliveries(
     });
     for (const record of page.records) {
       for (const name of Object.keys(record.subscribers ?? {})) subscribers.add(name);
-      const picked = pick(record, selection);
-      if (picked === undefined) continue;
-      const key = `${picked.source ?? ''}\n${picked.hook ?? ''}\n${picked.deliveryId}`;
-      const seen = selected.get(key);
-      // Pages come newest first: the oldest request of the delivery is its receipt.
-      if (seen === undefined || picked.receivedAt < seen.receivedAt) selected.set(key, picked);
+      for (const [name, selected] of byName) {
+        const picked = pick(record, name, selection.outcome);
+        if (picked === undefined) continue;
+        const key = `${picked.source ?? ''}\n${picked.hook ?? ''}\n${picked.deliveryId}`;
+        const seen = selected.get(key);
+        // Pages come newest first: the oldest request of the delivery is its receipt.
+        if (seen === undefined || picked.receivedAt < seen.receivedAt) selected.set(key, picked);
+      }
     }
     cursor = page.cursor;
   } while (cursor !== undefined);
-  return { selected: [...selected.values()].sort((a, b) => a.receivedAt - b.receivedAt), subscribers };
+  const subscriber = names.find((name) => subscribers.has(name));
+  const selected = subscriber === undefined ? [] : [...(byName.get(subscriber)?.values() ?? [])];
+  return { selected: selected.sort((a, b) => a.receivedAt - b.receivedAt), subscribers, subscriber };
 }
 
-function pick(record: DeliveryRecord, selection: ReplaySelection): SelectedDelivery | undefined {
+function pick(
+  record: DeliveryRecord,
+  subscriber: string,
+  outcome: ReplayOutcome,
+): SelectedDelivery | undefined {
   if (record.deliveryId === undefined || record.event === undefined || !ON_THE_BUS.has(record.outcome)) {
     return undefined;
   }
-  const reported = record.subscribers?.[selection.subscriber];
+  const reported = record.subscribers?.[subscriber];
   if (reported === undefined) return undefined;
-  if (selection.outcome === 'error' && reported.outcome !== 'error') return undefined;
+  if (outcome === 'error' && reported.outcome !== 'error') return undefined;
   return {
     deliveryId: record.deliveryId,
     ...(record.source === undefined ? {} : { source: record.source }),

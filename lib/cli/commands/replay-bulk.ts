@@ -12,6 +12,7 @@ import {
   ReplayOutcomes,
   type ReplaySelection,
   replayToFunction,
+  type Selected,
   type SelectedDelivery,
   selectDeliveries,
   subscriberEvent,
@@ -46,12 +47,15 @@ const SAMPLE = 5;
 /** The local stack's stage: its functions are `forgebridge-local-<key>`. */
 const LOCAL_STAGE = 'local';
 
-/** The function a subscriber name means: `onIssuesOpened` is the stage's `forgebridge-<stage>-onIssuesOpened`. */
-export function subscriberFunction(name: string, stage: string): string {
+/**
+ * The names a subscriber may report under: as given, and for a function key (`onIssuesOpened`) the stage's
+ * function name (`forgebridge-<stage>-onIssuesOpened`, what a subscriber reports by default).
+ */
+export function subscriberNames(name: string, stage: string): string[] {
   if (!/^[A-Za-z0-9_.:-]{1,128}$/.test(name)) {
     throw new CliError('"--subscriber" must be a function key (onIssuesOpened) or name, 1 to 128 characters');
   }
-  return name.startsWith('forgebridge-') ? name : `forgebridge-${stage}-${name}`;
+  return name.startsWith('forgebridge-') ? [name] : [name, `forgebridge-${stage}-${name}`];
 }
 
 /** Parses the selection's flags; a bad one is a usage error (exit 2), before anything is read. */
@@ -75,7 +79,7 @@ export function parseSelection(options: BulkReplayOptions, now: number = Date.no
     ...(until === undefined ? {} : { until }),
     ...(options.source === undefined ? {} : { source: options.source }),
     ...(options.event === undefined ? {} : { event: parseEventName(options.event).full }),
-    subscriber: subscriberFunction(options.subscriber, stage),
+    subscriber: subscriberNames(options.subscriber, stage),
     outcome: options.outcome as ReplayOutcome,
   };
 }
@@ -86,23 +90,23 @@ export async function runBulkReplay(options: BulkReplayOptions, target: LogTarge
   const { log, client } = openLog(target);
   try {
     const spinner = startSpinner(`selecting deliveries (${target.label})`);
-    let selected: SelectedDelivery[];
-    let reporting: ReadonlySet<string>;
+    let found: Selected;
     try {
-      ({ selected, subscribers: reporting } = await selectDeliveries(log, selection));
+      found = await selectDeliveries(log, selection);
     } catch (error) {
       throw logFailure(error, target);
     } finally {
       spinner.stop();
     }
-    if (!reporting.has(selection.subscriber)) {
-      const known = [...reporting].sort();
+    const { selected, subscriber } = found;
+    if (subscriber === undefined) {
+      const known = [...found.subscribers].sort();
       throw new CliError(
-        `no delivery of the window was reported on by "${selection.subscriber}" (${known.length === 0 ? 'no subscriber reported on any' : `subscribers that did: ${known.join(', ')}`})`,
+        `no delivery of the window was reported on by subscriber "${options.subscriber}" (${known.length === 0 ? 'no subscriber reported on any' : `subscribers that did: ${known.join(', ')}`})`,
       );
     }
     const summary = {
-      subscriber: selection.subscriber,
+      subscriber,
       outcome: selection.outcome,
       since: new Date(selection.since).toISOString(),
       ...(selection.until === undefined ? {} : { until: new Date(selection.until).toISOString() }),
@@ -110,14 +114,14 @@ export async function runBulkReplay(options: BulkReplayOptions, target: LogTarge
       ...(selection.event === undefined ? {} : { event: selection.event }),
       selected: selected.length,
     };
-    if (options.json !== true) printSelection(selection, selected);
+    if (options.json !== true) printSelection(selection, subscriber, selected);
     if (options.dryRun === true || selected.length === 0) {
       if (options.json === true) {
         printJson({ ...summary, dryRun: options.dryRun === true, sample: selected.slice(0, SAMPLE) });
       }
       return ExitCodes.ok;
     }
-    await confirm(options, selected.length, selection.subscriber);
+    await confirm(options, selected.length, subscriber);
     const lambda = lambdaClient(target);
     const eventSource = options.eventSource ?? (process.env.FORGEBRIDGE_SOURCE || 'forge.webhooks');
     const interactive = process.stderr.isTTY === true && options.json !== true;
@@ -125,7 +129,7 @@ export async function runBulkReplay(options: BulkReplayOptions, target: LogTarge
     try {
       const run = await replayToFunction({
         lambda,
-        functionName: selection.subscriber,
+        functionName: subscriber,
         deliveries: selected,
         ratePerSecond: options.rate,
         eventOf: async (delivery) => {
@@ -148,7 +152,7 @@ export async function runBulkReplay(options: BulkReplayOptions, target: LogTarge
       else {
         const ok = run.failed === 0;
         print(
-          `${paint(['bold', ok ? 'green' : 'red'], ok ? 'replayed' : 'replayed with failures')}  ${run.sent} of ${selected.length} to ${selection.subscriber}  ${paint('dim', `${(run.durationMs / 1000).toFixed(1)} s${run.failed === 0 ? '' : `, ${run.failed} failed`}`)}`,
+          `${paint(['bold', ok ? 'green' : 'red'], ok ? 'replayed' : 'replayed with failures')}  ${run.sent} of ${selected.length} to ${subscriber}  ${paint('dim', `${(run.durationMs / 1000).toFixed(1)} s${run.failed === 0 ? '' : `, ${run.failed} failed`}`)}`,
         );
         for (const failure of run.failures) print(`  ${paint('red', failure.deliveryId)}  ${failure.error}`);
         if (run.failed > 0) print(paint('dim', '  run the same command again to send what is still failing'));
@@ -156,7 +160,7 @@ export async function runBulkReplay(options: BulkReplayOptions, target: LogTarge
       return run.failed === 0 ? ExitCodes.ok : ExitCodes.failed;
     } catch (error) {
       if (error instanceof CliError) throw error;
-      throw awsFailure(error, target, `function "${selection.subscriber}"`);
+      throw awsFailure(error, target, `function "${subscriber}"`);
     } finally {
       lambda.destroy();
     }
@@ -165,10 +169,14 @@ export async function runBulkReplay(options: BulkReplayOptions, target: LogTarge
   }
 }
 
-function printSelection(selection: ReplaySelection, selected: readonly SelectedDelivery[]): void {
+function printSelection(
+  selection: ReplaySelection,
+  subscriber: string,
+  selected: readonly SelectedDelivery[],
+): void {
   const what = selection.outcome === 'error' ? 'reported error' : 'reported on';
   print(
-    `${paint('bold', String(selected.length))} deliver${selected.length === 1 ? 'y' : 'ies'} ${selection.subscriber} ${what}  ${paint('dim', `${new Date(selection.since).toISOString()} to ${selection.until === undefined ? 'now' : new Date(selection.until).toISOString()}${selection.source === undefined ? '' : `, source ${selection.source}`}${selection.event === undefined ? '' : `, ${selection.event}`}`)}`,
+    `${paint('bold', String(selected.length))} deliver${selected.length === 1 ? 'y' : 'ies'} ${subscriber} ${what}  ${paint('dim', `${new Date(selection.since).toISOString()} to ${selection.until === undefined ? 'now' : new Date(selection.until).toISOString()}${selection.source === undefined ? '' : `, source ${selection.source}`}${selection.event === undefined ? '' : `, ${selection.event}`}`)}`,
   );
   for (const delivery of selected.slice(0, SAMPLE)) {
     const event = delivery.action === undefined ? delivery.event : `${delivery.event}.${delivery.action}`;

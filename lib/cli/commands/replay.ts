@@ -124,7 +124,16 @@ An archive replay re-sends every archived event of the window that the rules mat
 Two hooks (two GitHub Apps on one URL) get one event under one delivery id, each its own delivery: such an id
 is replayed with "--hook <id>" (the hook's record: its body, its headers, "detail.hook"); one hook needs none.
 
+Many ("--since"): the deliveries one subscriber failed ("--outcome error", the default) or reported on at all
+("--outcome any") in a window, by source and event, are counted with a sample first, then sent to that subscriber
+alone: its function is invoked with each delivery's event, as its rule would hand it (the local stack's through
+serverless-offline, a stage's through AWS Lambda), "--rate" a second; the other subscribers are not run again.
+Off a terminal the send needs "--yes". A run that was stopped is resumed by running it again: what the subscriber
+reported "ok" since is no longer selected.
+
 Examples:
+  $ forgebridge replay --since 2h --subscriber onIssuesOpened --dry-run
+  $ forgebridge replay --since 2026-11-23T08:00Z --until 2026-11-23T10:00Z --event push --subscriber onPush --yes
   $ forgebridge replay 0b1e4c2a-...
   $ forgebridge replay 0b1e4c2a-... --fresh-id --json
   $ forgebridge replay 0b1e4c2a-... --source github --hook 2202

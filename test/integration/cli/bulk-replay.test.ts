@@ -82,11 +82,17 @@ describe('replay --since … --subscriber X (selection and send, on DynamoDB Loc
     const dup = entries[0] as DeliveryLogEntry;
     await log.record({ ...dup, receivedAt: started + 400_000, outcome: 'duplicate', httpStatus: 200 });
 
-    const selection: ReplaySelection = { since: started - 1000, subscriber: X, outcome: 'error' };
+    // By its function key: the log knows it by the function's name.
+    const selection: ReplaySelection = {
+      since: started - 1000,
+      subscriber: ['onEverything', X],
+      outcome: 'error',
+    };
     const first = await selectDeliveries(log, selection);
     expect(first.selected).toHaveLength(120);
     expect(new Set(first.selected.map((d) => d.deliveryId))).toEqual(failing);
     expect(first.subscribers).toEqual(new Set([X, OTHER]));
+    expect(first.subscriber).toBe(X);
     expect(first.selected[0]).toMatchObject({ error: 'TypeError: the bad deploy', outcome: 'error' });
     // Oldest first.
     const times = first.selected.map((d) => d.receivedAt);

@@ -35,6 +35,7 @@ sampleScenarios([
   're-sends the exact body and headers, signed again, with the same delivery id',
   'exits 1 on a refused replay, and says a missing payload, an unknown id and an unreachable URL in one line',
   "replay --hook re-sends that hook's record: its body and its X-GitHub-Hook-ID",
+  'refuses bad input in one line, exit 2, and sends nothing',
   'refuses a channel that is not a URL, a missing one and an unreachable one in one line',
 ]);
 useCliFixture({ log: true });

@@ -368,8 +368,20 @@ export const COMMANDS = {
     options: ['<delivery-id>', '--source <name>', '--body', '--table <name>'],
   },
   replay: {
-    usage: 'replay [options] <delivery-id>',
-    options: ['<delivery-id>', '--fresh-id', '--archive <arn>', '--rule <arn>', '--no-wait'],
+    usage: 'replay [options] [delivery-id]',
+    options: [
+      '[delivery-id]',
+      '--fresh-id',
+      '--archive <arn>',
+      '--rule <arn>',
+      '--no-wait',
+      '--since <time>',
+      '--subscriber <name>',
+      '--outcome <outcome>',
+      '--dry-run',
+      '--yes',
+      '--rate <n>',
+    ],
   },
   dev: { usage: 'dev [options]', options: ['--proxy <channel-url>', '--forge <forge>', '--url <url>'] },
   connect: {
@@ -1282,6 +1294,64 @@ export function logScenarios(cli: CliRunner): void {
         `could not reach http://127.0.0.1:${closedPort}/webhooks: connection refused`,
       );
       expect(received.filter((got) => got.result.ok)).toHaveLength(0);
+    });
+  });
+
+  describe('replay --since (many, to one subscriber)', () => {
+    const many = (...args: string[]) => cliLog(['replay', '--since', '1d', ...args]);
+
+    it('counts what one subscriber failed with --dry-run, a sample first, and sends nothing', async () => {
+      const text = await many('--subscriber', 'auditTrail', '--dry-run');
+      expect(text.stderr).toBe('');
+      expect(text.code).toBe(0);
+      expect(text.stdout).toMatch(/^1 delivery auditTrail reported error {2}/);
+      expect(text.stdout).toContain(`${ids.opened}  issues.opened  TypeError: boom`);
+      const json = await many('--subscriber', 'auditTrail', '--dry-run', '--json');
+      expect(JSON.parse(json.stdout)).toMatchObject({
+        subscriber: 'auditTrail',
+        outcome: 'error',
+        selected: 1,
+        dryRun: true,
+        sample: [{ deliveryId: ids.opened, event: 'issues', action: 'opened', error: 'TypeError: boom' }],
+      });
+      // The subscriber that took it has nothing to replay; with "--outcome any" it has its one delivery.
+      expect(
+        JSON.parse((await many('--subscriber', 'onIssuesOpened', '--dry-run', '--json')).stdout),
+      ).toMatchObject({ subscriber: 'onIssuesOpened', selected: 0 });
+      const any = await many('--subscriber', 'onIssuesOpened', '--outcome', 'any', '--dry-run', '--json');
+      expect(JSON.parse(any.stdout)).toMatchObject({ selected: 1, sample: [{ deliveryId: ids.opened }] });
+      expect(received).toHaveLength(0);
+    });
+
+    it('refuses bad input in one line, exit 2, and sends nothing', async () => {
+      expectOneLineError(
+        await cliLog(['replay', '--since', '1h', '--until', '2h', '--subscriber', 'auditTrail']),
+        2,
+        /^forgebridge: "--until" \(.*\) must be after "--since" \(.*\)$/,
+      );
+      expectOneLineError(
+        await many('--subscriber', 'nobody', '--dry-run'),
+        2,
+        'no delivery of the window was reported on by subscriber "nobody" (subscribers that did: auditTrail, onIssuesOpened)',
+      );
+      expectOneLineError(
+        await many('--subscriber', 'auditTrail', '--event', 'isues.opened'),
+        2,
+        'unknown event "isues.opened" (did you mean "issues.opened"?)',
+      );
+      expectOneLineError(await many('--dry-run'), 2, '"--subscriber" is required with "--since"');
+      expectOneLineError(
+        await cliLog(['replay', ids.opened, '--since', '1h']),
+        2,
+        'give a delivery id or "--since", not both',
+      );
+      // Off a terminal a send needs "--yes".
+      expectOneLineError(
+        await many('--subscriber', 'auditTrail'),
+        2,
+        'pass "--yes" to send 1 deliveries to auditTrail (or "--dry-run" to count)',
+      );
+      expect(received).toHaveLength(0);
     });
   });
 }

@@ -14,7 +14,7 @@ import {
   type SelectedDelivery,
   subscriberEvent,
 } from '../../../lib/cli/bulk-replay.js';
-import { parseSelection, subscriberFunction } from '../../../lib/cli/commands/replay-bulk.js';
+import { parseSelection, subscriberNames } from '../../../lib/cli/commands/replay-bulk.js';
 import { CliError, ExitCodes } from '../../../lib/cli/errors.js';
 
 const NOW = Date.parse('2026-12-05T12:00:00Z');
@@ -38,11 +38,14 @@ describe('parseSelection()', () => {
       until: NOW - 3_600_000,
       source: 'acme',
       event: 'issues.opened',
-      subscriber: 'forgebridge-local-onEverything',
+      subscriber: ['onEverything', 'forgebridge-local-onEverything'],
       outcome: 'error',
     });
-    expect(parseSelection({ ...base, stage: 'prod' }, NOW).subscriber).toBe('forgebridge-prod-onEverything');
-    expect(subscriberFunction('forgebridge-prod-onPush', 'dev')).toBe('forgebridge-prod-onPush');
+    expect(parseSelection({ ...base, stage: 'prod' }, NOW).subscriber).toEqual([
+      'onEverything',
+      'forgebridge-prod-onEverything',
+    ]);
+    expect(subscriberNames('forgebridge-prod-onPush', 'dev')).toEqual(['forgebridge-prod-onPush']);
   });
 
   it('refuses each bad flag in one line, exit 2', () => {
