@@ -176,6 +176,12 @@ export interface LocalStack {
    * each subscriber's `delivery received`, the local recorder's `delivery recorded`, and the rest.
    */
   functionLogs(): readonly FunctionLogRecord[];
+  /**
+   * The example catch-all subscribers' failure switch, a test aid of the local stack only: while this file holds
+   * `{ "fail": ["onEverything"] }`, each function it names fails every delivery (functions/catch-all/handler.ts).
+   * `FORGEBRIDGE_EXAMPLE_FAIL_FILE` sets its path for `npm start`.
+   */
+  readonly exampleFailFile: string;
   /** Present with `busProxy: true`: stop it to make PutEvents fail, start it to heal. */
   readonly busProxy: TcpProxy | undefined;
   /** The delivery inspector page on 127.0.0.1 (local-stack/inspector). */
@@ -218,6 +224,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   };
   const stops: (() => Promise<void>)[] = [];
   const home = mkdtempSync(join(tmpdir(), 'forgebridge-stack-home-'));
+  const exampleFailFile = process.env.FORGEBRIDGE_EXAMPLE_FAIL_FILE || join(home, 'example-failures.json');
   stops.push(async () => rmSync(home, { recursive: true, force: true }));
   let stopped = false;
   const stopAll = async () => {
@@ -334,6 +341,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       FORGEBRIDGE_OAUTH_CLIENTS: JSON.stringify(oauthClients),
       FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret,
       FORGEBRIDGE_FORGE_API_URL: forgeApi.url,
+      // A test aid of the local stack only (functions/catch-all/handler.ts): while this file names a catch-all
+      // subscriber, it fails every delivery, as a bad deploy would.
+      FORGEBRIDGE_EXAMPLE_FAIL_FILE: exampleFailFile,
     };
     // The rest of the functions' settings come from config/local.yml, through serverless.yml.
     if (options.logLevel !== undefined) env.FORGEBRIDGE_LOG_LEVEL = options.logLevel;
@@ -428,6 +438,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       webhookUrl,
       secret,
       sources,
+      exampleFailFile,
       inspectorUrl: inspector.url,
       stage,
       names,

@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MetricDefinitions, MetricNames } from '../../../lib/aws/core/index.js';
+import { subscriberNames } from '../../../lib/cli/commands/replay-bulk.js';
 import { oslsEnv, packagedTemplate } from '../../helpers/packaged-template.js';
 
 const root = new URL('../../../', import.meta.url).pathname;
@@ -493,10 +494,11 @@ describe('osls package (offline, no credentials)', () => {
       'OnIssuesIamRoleLambdaExecution',
       'OnIssuesPrefixIamRoleLambdaExecution',
       'OnPushIamRoleLambdaExecution',
-      'OnEverythingIamRoleLambdaExecution',
     ]) {
       expect(grants(role)).toEqual(['s3:GetObject']);
     }
+    // The catch-all reports every delivery's outcome: what `replay --since --subscriber` selects from.
+    expect(grants('OnEverythingIamRoleLambdaExecution')).toEqual(['dynamodb:UpdateItem', 's3:GetObject']);
     const ingest = statementsOf('IngestIamRoleLambdaExecution');
     const put = ingest.find((statement) => actions(statement).includes('events:PutEvents'));
     expect(put?.Resource).toEqual({ 'Fn::GetAtt': ['Bus', 'Arn'] });
@@ -504,7 +506,7 @@ describe('osls package (offline, no credentials)', () => {
     expect(JSON.stringify(ssm?.Resource)).toContain(':parameter/forgebridge/ci/webhook-secret');
   });
 
-  it('grants the delivery log by name: PutItem to the ingest, UpdateItem to the reporting subscriber, nothing else', () => {
+  it('grants the delivery log by name: PutItem to the ingest, UpdateItem to the reporting subscribers, nothing else', () => {
     const logTable = { 'Fn::GetAtt': ['DeliveriesTable', 'Arn'] };
     const onLog = (role: string) =>
       statementsOf(role).filter((statement) =>
@@ -514,10 +516,12 @@ describe('osls package (offline, no credentials)', () => {
     expect(ingest).toHaveLength(1);
     expect(actions(ingest[0] as Statement)).toEqual(['dynamodb:PutItem']);
     expect(ingest[0]?.Resource).toEqual(logTable);
-    const subscriber = onLog('OnIssuesOpenedIamRoleLambdaExecution');
-    expect(subscriber).toHaveLength(1);
-    expect(actions(subscriber[0] as Statement)).toEqual(['dynamodb:UpdateItem']);
-    expect(subscriber[0]?.Resource).toEqual(logTable);
+    for (const role of ['OnIssuesOpenedIamRoleLambdaExecution', 'OnEverythingIamRoleLambdaExecution']) {
+      const subscriber = onLog(role);
+      expect(subscriber, role).toHaveLength(1);
+      expect(actions(subscriber[0] as Statement)).toEqual(['dynamodb:UpdateItem']);
+      expect(subscriber[0]?.Resource).toEqual(logTable);
+    }
     const reconciler = onLog('ReconcileIamRoleLambdaExecution');
     expect(reconciler).toHaveLength(1);
     expect(actions(reconciler[0] as Statement)).toEqual(['dynamodb:PutItem']);
@@ -525,7 +529,7 @@ describe('osls package (offline, no credentials)', () => {
       'RedriveIamRoleLambdaExecution',
       'RefreshIamRoleLambdaExecution',
       'OnIssuesIamRoleLambdaExecution',
-      'OnEverythingIamRoleLambdaExecution',
+      'OnPushIamRoleLambdaExecution',
     ]) {
       expect(onLog(role), role).toEqual([]);
     }
@@ -546,6 +550,18 @@ describe('osls package (offline, no credentials)', () => {
       FORGEBRIDGE_DELIVERY_LOG_TTL_DAYS: '14',
     });
     expect(variables('onIssuesOpened').FORGEBRIDGE_DELIVERY_LOG_PAYLOAD).toBeUndefined();
+    expect(variables('onEverything')).toMatchObject({
+      FORGEBRIDGE_DELIVERIES_TABLE: { Ref: 'DeliveriesTable' },
+      FORGEBRIDGE_DELIVERY_LOG_TTL_DAYS: '14',
+    });
+    expect(variables('onPush').FORGEBRIDGE_DELIVERIES_TABLE).toBe('');
+  });
+
+  it('replay --since --stage ci --subscriber <key> invokes the function the template names for that key', () => {
+    for (const key of ['onIssuesOpened', 'onEverything']) {
+      // The name a subscriber reports under by default (its AWS_LAMBDA_FUNCTION_NAME) and the one invoked.
+      expect(subscriberNames(key, 'ci')).toContain(functionNamed(key).Properties.FunctionName);
+    }
   });
 
   it('keeps secrets out of the environment: only SSM parameter names', () => {

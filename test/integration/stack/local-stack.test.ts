@@ -18,6 +18,7 @@ import { forgesSuite } from './suites/forges.js';
 import { inspectorSuite } from './suites/inspector.js';
 import { orderedSuite } from './suites/ordered.js';
 import { reconcileSuite } from './suites/reconcile.js';
+import { replaySuite } from './suites/replay.js';
 import { routingSuite } from './suites/routing.js';
 import { standardSuite } from './suites/standard.js';
 
@@ -60,6 +61,7 @@ routingSuite(stack);
 examplesSuite(stack);
 reconcileSuite(stack);
 connectSuite(stack);
+replaySuite(stack);
 // Last before the late check: its load (50 senders at once) would slow the suites above.
 orderedSuite(stack);
 
