@@ -178,7 +178,7 @@ export interface LocalStack {
   functionLogs(): readonly FunctionLogRecord[];
   /**
    * The example catch-all subscribers' failure switch, a test aid of the local stack only: while this file holds
-   * `{ "fail": ["onEverything"] }`, each function it names fails every delivery (functions/catch-all/handler.ts).
+   * `{ "fail": ["onEverything"] }`, each function it names fails every delivery (functions/catch-all/fail-switch.ts).
    * `FORGEBRIDGE_EXAMPLE_FAIL_FILE` sets its path for `npm start`.
    */
   readonly exampleFailFile: string;
@@ -341,8 +341,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       FORGEBRIDGE_OAUTH_CLIENTS: JSON.stringify(oauthClients),
       FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret,
       FORGEBRIDGE_FORGE_API_URL: forgeApi.url,
-      // A test aid of the local stack only (functions/catch-all/handler.ts): while this file names a catch-all
-      // subscriber, it fails every delivery, as a bad deploy would.
+      // A test aid of the local stack only: while this file names a catch-all
+      // subscriber, it fails every delivery, as a bad deploy would (functions/catch-all/fail-switch.ts).
       FORGEBRIDGE_EXAMPLE_FAIL_FILE: exampleFailFile,
     };
     // The rest of the functions' settings come from config/local.yml, through serverless.yml.
