@@ -83,6 +83,9 @@ describe('replayToFunction()', () => {
 
   it('starts at most `ratePerSecond` invocations a second, each RequestResponse with its event', async () => {
     lambda.on(InvokeCommand).resolves({ StatusCode: 200 });
+    // A clock of its own, so a busy machine cannot move the figures: a sleep wakes at the time it asked for, in
+    // the order the sleeps were asked (a timer never fires early).
+    let clock = 1_000;
     const starts: number[] = [];
     const run = await replayToFunction({
       lambda: new LambdaClient({ region: 'us-east-1' }),
@@ -90,20 +93,24 @@ describe('replayToFunction()', () => {
       deliveries: deliveries(25),
       ratePerSecond: 100,
       concurrency: 4,
-      now: () => performance.now(),
+      now: () => clock,
+      sleep: async (ms) => {
+        const wake = clock + ms;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        clock = Math.max(clock, wake);
+      },
       eventOf: async (delivery) => {
-        starts.push(performance.now());
+        starts.push(clock);
         return { id: delivery.deliveryId };
       },
     });
     expect(run).toMatchObject({ sent: 25, failed: 0 });
-    // 100 a second: each start 10 ms after the one before (less a timer's rounding, which never adds up: the
-    // 25 span at least 240 ms).
+    // 100 a second: the n-th start no sooner than n intervals of 10 ms after the first, so no second holds more
+    // than 100.
     const sorted = [...starts].sort((a, b) => a - b);
-    for (let n = 1; n < sorted.length; n += 1) {
-      expect((sorted[n] as number) - (sorted[n - 1] as number)).toBeGreaterThanOrEqual(7);
-    }
-    expect((sorted.at(-1) as number) - (sorted[0] as number)).toBeGreaterThanOrEqual(238);
+    expect(sorted[0]).toBe(1_000);
+    sorted.forEach((at, n) => expect(at).toBeGreaterThanOrEqual(1_000 + n * 10));
+    expect(run.durationMs).toBeGreaterThanOrEqual(240);
     const calls = lambda.commandCalls(InvokeCommand);
     expect(calls).toHaveLength(25);
     expect(calls[0]?.args[0].input).toMatchObject({
@@ -119,6 +126,27 @@ describe('replayToFunction()', () => {
         .map((d) => d.deliveryId)
         .sort(),
     );
+  });
+
+  it('waits with real timers by default: no start before its turn, however late the ones before woke', async () => {
+    lambda.on(InvokeCommand).resolves({ StatusCode: 200 });
+    const starts: number[] = [];
+    const begun = performance.now();
+    await replayToFunction({
+      lambda: new LambdaClient({ region: 'us-east-1' }),
+      functionName: 'forgebridge-local-onPush',
+      deliveries: deliveries(12),
+      ratePerSecond: 200,
+      concurrency: 3,
+      now: () => performance.now(),
+      eventOf: async (delivery) => {
+        starts.push(performance.now());
+        return { id: delivery.deliveryId };
+      },
+    });
+    // A late wake only makes a start later; a timer rounds to the millisecond, hence the 1 ms.
+    const sorted = [...starts].sort((a, b) => a - b);
+    sorted.forEach((at, n) => expect(at - begun).toBeGreaterThanOrEqual(n * 5 - 1));
   });
 
   it('counts a function error, a refused invocation and an unreadable delivery as failed, and goes on', async () => {
