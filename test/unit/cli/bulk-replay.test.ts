@@ -109,7 +109,7 @@ describe('replayToFunction()', () => {
     // than 100.
     const sorted = [...starts].sort((a, b) => a - b);
     expect(sorted[0]).toBe(1_000);
-    sorted.forEach((at, n) => expect(at).toBeGreaterThanOrEqual(1_000 + n * 10));
+    for (const [n, at] of sorted.entries()) expect(at).toBeGreaterThanOrEqual(1_000 + n * 10);
     expect(run.durationMs).toBeGreaterThanOrEqual(240);
     const calls = lambda.commandCalls(InvokeCommand);
     expect(calls).toHaveLength(25);
@@ -146,7 +146,7 @@ describe('replayToFunction()', () => {
     });
     // A late wake only makes a start later; a timer rounds to the millisecond, hence the 1 ms.
     const sorted = [...starts].sort((a, b) => a - b);
-    sorted.forEach((at, n) => expect(at - begun).toBeGreaterThanOrEqual(n * 5 - 1));
+    for (const [n, at] of sorted.entries()) expect(at - begun).toBeGreaterThanOrEqual(n * 5 - 1);
   });
 
   it('counts a function error, a refused invocation and an unreadable delivery as failed, and goes on', async () => {
