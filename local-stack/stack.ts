@@ -35,6 +35,7 @@ import { type Offline, type OfflineOptions, type OfflinePorts, startOffline } fr
 import { type OrderedFailure, type OrderedStream, startOrderedStream } from './ordered-stream.js';
 import { freePort } from './ports.js';
 import { type LocalS3, startS3 } from './s3.js';
+import { startSqs } from './sqs.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 
 /** The region the functions are given (AWS_REGION). */
@@ -150,6 +151,8 @@ export interface LocalStack {
     bucket: string;
     /** The ordered stream's name (kinesalite runs it only with an ordered subscriber configured). */
     orderedStream: string;
+    /** The subscriber rules' dead-letter queue (fauxqs), as the template names it. */
+    subscriberDlq: string;
   };
   readonly endpoints: {
     dynamodb: string;
@@ -159,6 +162,8 @@ export interface LocalStack {
     forgeApi: string;
     /** serverless-offline's Lambda API (`forgebridge reconcile` invokes the reconcile function there). */
     lambda: string;
+    /** fauxqs, the SQS API of the subscriber rules' dead-letter queue (`forgebridge dlq`). */
+    sqs: string;
   };
   readonly ports: OfflinePorts;
   readonly dynamodb: DynamoDbLocal;
@@ -221,6 +226,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     bucket: `forgebridge-${stage}-claim-checks`,
     /** The ordered stream (kinesalite), when config/local.yml lists ordered subscribers. */
     orderedStream: `forgebridge-${stage}-ordered`,
+    subscriberDlq: `forgebridge-${stage}-subscriber-dlq`,
   };
   const stops: (() => Promise<void>)[] = [];
   const home = mkdtempSync(join(tmpdir(), 'forgebridge-stack-home-'));
@@ -246,6 +252,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // side by side further down: the functions reach DynamoDB only when invoked, so its port is chosen first.
     const dynamodbPort = await freePort();
     // Both settle before a failure of one is thrown: the other has then registered its stop.
+    const sqs = await startSqs({ queues: [names.subscriberDlq] });
+    stops.push(() => sqs.stop());
     const [s3, authorizationServer] = await bothStarted(
       startS3({ buckets: [names.bucket] }).then((server) => {
         stops.push(() => server.stop());
@@ -449,6 +457,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         issuer: authorizationServer.issuer,
         forgeApi: forgeApi.url,
         lambda: `http://127.0.0.1:${offline.ports.lambda}`,
+        sqs: sqs.endpoint,
       },
       ports: offline.ports,
       dynamodb,

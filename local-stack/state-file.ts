@@ -10,8 +10,9 @@ export interface StateOf {
   readonly secret: string;
   readonly sources: readonly LocalSource[];
   readonly endpoints: Pick<LocalStack['endpoints'], 'dynamodb'> &
-    Partial<Pick<LocalStack['endpoints'], 'lambda'>>;
-  readonly names: Pick<LocalStack['names'], 'deliveriesTable' | 'dedupeTable'>;
+    Partial<Pick<LocalStack['endpoints'], 'lambda' | 'sqs'>>;
+  readonly names: Pick<LocalStack['names'], 'deliveriesTable' | 'dedupeTable'> &
+    Partial<Pick<LocalStack['names'], 'subscriberDlq'>>;
 }
 
 /** What the state file holds for `stack`. */
@@ -23,8 +24,13 @@ export function localStackState(stack: StateOf): LocalStackState {
     endpoints: {
       dynamodb: stack.endpoints.dynamodb,
       ...(stack.endpoints.lambda === undefined ? {} : { lambda: stack.endpoints.lambda }),
+      ...(stack.endpoints.sqs === undefined ? {} : { sqs: stack.endpoints.sqs }),
     },
-    names: { deliveriesTable: stack.names.deliveriesTable, dedupeTable: stack.names.dedupeTable },
+    names: {
+      deliveriesTable: stack.names.deliveriesTable,
+      dedupeTable: stack.names.dedupeTable,
+      ...(stack.names.subscriberDlq === undefined ? {} : { subscriberDlq: stack.names.subscriberDlq }),
+    },
   };
 }
 

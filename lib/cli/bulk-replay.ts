@@ -211,6 +211,8 @@ export interface ReplayToFunctionOptions {
   /** Invocations at once. Default 4. */
   concurrency?: number | undefined;
   onProgress?: ((done: number, failed: number) => void) | undefined;
+  /** Called with each delivery's outcome (`undefined`: taken) before the next is started by this worker. */
+  onResult?: ((delivery: SelectedDelivery, error: string | undefined) => Promise<void> | void) | undefined;
   sleep?: ((ms: number) => Promise<void>) | undefined;
   now?: (() => number) | undefined;
 }
@@ -240,6 +242,8 @@ export async function replayToFunction(options: ReplayToFunctionOptions): Promis
       const wait = at - now();
       if (wait > 0) await sleep(wait);
       const error = await invokeOnce(options, delivery);
+      // Awaited before the next one: a dead letter is deleted only once its subscriber took it.
+      await options.onResult?.(delivery, error);
       if (error === undefined) run.sent += 1;
       else {
         run.failed += 1;

@@ -45,6 +45,8 @@ export interface LogTarget {
   readonly label: string;
   /** A deployed stage's event bus, from its stack's `BusName` output; `undefined` when the stack was not read. */
   readonly busName?: string | undefined;
+  /** A deployed stage's stack outputs, when the stack was read (`BusArchiveArn`, `SubscriberDeadLetterQueueUrl`). */
+  readonly outputs?: Readonly<Record<string, string>> | undefined;
 }
 
 /** Adds the log options to a command. */
@@ -92,6 +94,7 @@ export async function resolveLogTarget(
       kind: 'aws',
       tableName,
       busName: nonEmpty(outputs?.[BUS_NAME_OUTPUT]),
+      ...(outputs === undefined ? {} : { outputs }),
       endpoint: undefined,
       region,
       fromState: false,

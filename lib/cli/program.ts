@@ -27,6 +27,7 @@ const COMMANDS: ReadonlyArray<readonly [name: string, load: () => Promise<Regist
   ['deliveries', async () => (await import('./commands/deliveries.js')).registerDeliveries],
   ['show', async () => (await import('./commands/deliveries.js')).registerDeliveries],
   ['replay', async () => (await import('./commands/replay.js')).registerReplay],
+  ['dlq', async () => (await import('./commands/dlq.js')).registerDlq],
   ['reconcile', async () => (await import('./commands/reconcile.js')).registerReconcile],
   ['status', async () => (await import('./commands/status.js')).registerStatus],
   ['secret', async () => (await import('./commands/secret.js')).registerSecret],

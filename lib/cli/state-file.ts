@@ -39,8 +39,13 @@ export interface LocalStackState {
   /** Every webhook source: name, forge, URL and the secret(s) it verifies with. */
   readonly sources: readonly LocalSource[];
   /** `lambda`: serverless-offline's Lambda API, where `forgebridge reconcile` invokes the reconcile function. */
-  readonly endpoints: { readonly dynamodb: string; readonly lambda?: string };
-  readonly names: { readonly deliveriesTable: string; readonly dedupeTable: string };
+  readonly endpoints: { readonly dynamodb: string; readonly lambda?: string; readonly sqs?: string };
+  /** `subscriberDlq`: the subscriber rules' dead-letter queue (`forgebridge dlq`), on `endpoints.sqs`. */
+  readonly names: {
+    readonly deliveriesTable: string;
+    readonly dedupeTable: string;
+    readonly subscriberDlq?: string;
+  };
 }
 
 /** What a reader finds in the state file: each part that is there and well-formed (nothing without a stack). */
@@ -78,8 +83,8 @@ export function readStackState(file: URL | string = STATE_FILE): FoundStackState
   const webhookUrl = stringAt(state, 'webhookUrl');
   const secret = stringAt(state, 'secret');
   const sources = Array.isArray(state.sources) ? state.sources.filter(isSource) : undefined;
-  const endpoints = pick(state.endpoints, ['dynamodb', 'lambda']);
-  const names = pick(state.names, ['deliveriesTable', 'dedupeTable']);
+  const endpoints = pick(state.endpoints, ['dynamodb', 'lambda', 'sqs']);
+  const names = pick(state.names, ['deliveriesTable', 'dedupeTable', 'subscriberDlq']);
   return {
     ...(webhookUrl === undefined ? {} : { webhookUrl }),
     ...(secret === undefined ? {} : { secret }),

@@ -188,7 +188,11 @@ function printSelection(
 }
 
 /** On a terminal, asks before sending; elsewhere `--yes` is required. */
-async function confirm(options: BulkReplayOptions, count: number, subscriber: string): Promise<void> {
+export async function confirm(
+  options: { yes?: boolean | undefined; json?: boolean | undefined },
+  count: number,
+  subscriber: string,
+): Promise<void> {
   if (options.yes === true) return;
   if (process.stdin.isTTY !== true || options.json === true) {
     throw new CliError(`pass "--yes" to send ${count} deliveries to ${subscriber} (or "--dry-run" to count)`);
@@ -203,7 +207,7 @@ async function confirm(options: BulkReplayOptions, count: number, subscriber: st
 }
 
 /** The Lambda API the subscriber is invoked through: the local stack's (serverless-offline) or the stage's. */
-function lambdaClient(target: LogTarget): LambdaClient {
+export function lambdaClient(target: Pick<LogTarget, 'kind' | 'region'>): LambdaClient {
   const timeouts = { requestHandler: { connectionTimeout: 5_000, requestTimeout: 130_000 } };
   if (target.kind === 'aws') {
     return new LambdaClient({

@@ -13,6 +13,7 @@ import { cliForgesSuite } from './suites/cli-forges.js';
 import { connectSuite } from './suites/connect.js';
 import { consoleSuite } from './suites/console.js';
 import { deliveryLogSuite } from './suites/delivery-log.js';
+import { dlqSuite } from './suites/dlq.js';
 import { examplesSuite } from './suites/examples.js';
 import { forgesSuite } from './suites/forges.js';
 import { inspectorSuite } from './suites/inspector.js';
@@ -62,6 +63,7 @@ examplesSuite(stack);
 reconcileSuite(stack);
 connectSuite(stack);
 replaySuite(stack);
+dlqSuite(stack);
 // Last before the late check: its load (50 senders at once) would slow the suites above.
 orderedSuite(stack);
 
