@@ -116,6 +116,8 @@ export interface ArchiveReplayOptions {
   /** How far after `receivedAt` it closes, ms (never later than now). */
   afterMs: number;
   name: string;
+  /** The replay's description. Default `forgebridge replay of one delivery`. */
+  description?: string;
   /** Poll DescribeReplay until the replay ends. */
   wait: boolean;
   pollMs: number;
@@ -150,7 +152,7 @@ export async function archiveReplay(options: ArchiveReplayOptions): Promise<Arch
   const started = await options.eventBridge.send(
     new StartReplayCommand({
       ReplayName: options.name,
-      Description: 'forgebridge replay of one delivery',
+      Description: options.description ?? 'forgebridge replay of one delivery',
       EventSourceArn: options.archiveArn,
       EventStartTime: eventStartTime,
       EventEndTime: eventEndTime,

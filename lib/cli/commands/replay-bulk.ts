@@ -4,12 +4,16 @@
  * Lambda API, a stage's through AWS Lambda).
  */
 import { createInterface } from 'node:readline/promises';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { LambdaClient } from '@aws-sdk/client-lambda';
+import type { DeliveryLog } from '../../aws/internal.js';
+import { type ArchiveReplayResult, archiveReplay, busArnOf, replayName } from '../aws-replay.js';
 import {
   checkWindow,
   progressLine,
   type ReplayOutcome,
   ReplayOutcomes,
+  type ReplayRun,
   type ReplaySelection,
   replayToFunction,
   type Selected,
@@ -17,11 +21,20 @@ import {
   selectDeliveries,
   subscriberEvent,
 } from '../bulk-replay.js';
-import { awsFailure, type LogTarget, openLog, parseSince } from '../delivery-log.js';
+import { awsFailure, type LogTarget, openLog, parseSince, stageBusName } from '../delivery-log.js';
 import { CliError, ExitCodes } from '../errors.js';
 import { parseEventName } from '../events.js';
 import { paint, print, printJson, startSpinner } from '../output.js';
 import { readStackState, stateFile } from '../state-file.js';
+import {
+  type ArchivePlan,
+  archiveArnParts,
+  describeHolding,
+  functionArnOf,
+  planArchiveReplay,
+  stageArchiveArn,
+  subscriberRuleArns,
+} from '../subscriber-archive.js';
 import { logFailure } from './deliveries.js';
 
 /** The options `replay --since` reads. */
@@ -40,7 +53,14 @@ export interface BulkReplayOptions {
   region?: string | undefined;
   eventSource?: string | undefined;
   json?: boolean | undefined;
+  /** How a stage's deliveries reach the subscriber: its bus archive's replay (default) or invoking it. */
+  via?: string | undefined;
+  archive?: string | undefined;
+  bus?: string | undefined;
 }
+
+/** How `replay --since --subscriber` sends on a stage. */
+export const ReplayVias = ['archive', 'invoke'] as const;
 
 /** Deliveries shown before the count is confirmed. */
 const SAMPLE = 5;
@@ -84,10 +104,31 @@ export function parseSelection(options: BulkReplayOptions, now: number = Date.no
   };
 }
 
+/** How the selection reaches the subscriber: a stage's archive by default, the local stack's function always. */
+export function viaOf(options: Pick<BulkReplayOptions, 'via'>, target: Pick<LogTarget, 'kind'>): Via {
+  if (options.via === undefined) return target.kind === 'aws' ? 'archive' : 'invoke';
+  if (!(ReplayVias as readonly string[]).includes(options.via)) {
+    throw new CliError(`"--via" must be one of ${ReplayVias.map((value) => `"${value}"`).join(', ')}`);
+  }
+  if (options.via === 'archive' && target.kind !== 'aws') {
+    throw new CliError(
+      '"--via archive" needs "--stage": the local stack has no archive, its subscribers are invoked',
+    );
+  }
+  return options.via as Via;
+}
+export type Via = (typeof ReplayVias)[number];
+
 /** Runs `replay --since`: exit 0 when every selected delivery was taken (or none was selected), 1 otherwise. */
 export async function runBulkReplay(options: BulkReplayOptions, target: LogTarget): Promise<number> {
   const selection = parseSelection(options);
+  const via = viaOf(options, target);
+  // A stage without an archive is refused before anything is read.
+  const archiveArn =
+    via === 'archive' ? stageArchiveArn(options.archive, target.outputs, target.label) : undefined;
+  if (archiveArn !== undefined) archiveArnParts(archiveArn);
   const { log, client } = openLog(target);
+  let eventBridge: EventBridgeClient | undefined;
   try {
     const spinner = startSpinner(`selecting deliveries (${target.label})`);
     let found: Selected;
@@ -113,59 +154,263 @@ export async function runBulkReplay(options: BulkReplayOptions, target: LogTarge
       ...(selection.source === undefined ? {} : { source: selection.source }),
       ...(selection.event === undefined ? {} : { event: selection.event }),
       selected: selected.length,
+      via,
     };
     if (options.json !== true) printSelection(selection, subscriber, selected);
+    let stage: StagePlan | undefined;
+    if (archiveArn !== undefined && selected.length > 0) {
+      eventBridge = new EventBridgeClient({ region: archiveArnParts(archiveArn).region });
+      try {
+        stage = await planOnStage({
+          log,
+          selection,
+          selected,
+          subscriber,
+          archiveArn,
+          eventBridge,
+          target,
+          options,
+        });
+      } catch (error) {
+        if (error instanceof CliError) throw error;
+        throw awsFailure(error, target, `archive "${archiveArnParts(archiveArn).name}"`);
+      }
+      if (options.json !== true) printPlan(stage);
+    }
+    const planJson = stage === undefined ? {} : { plan: planJsonOf(stage) };
     if (options.dryRun === true || selected.length === 0) {
       if (options.json === true) {
-        printJson({ ...summary, dryRun: options.dryRun === true, sample: selected.slice(0, SAMPLE) });
+        printJson({
+          ...summary,
+          ...planJson,
+          dryRun: options.dryRun === true,
+          sample: selected.slice(0, SAMPLE),
+        });
       }
       return ExitCodes.ok;
     }
     await confirm(options, selected.length, subscriber);
-    const lambda = lambdaClient(target);
     const eventSource = options.eventSource ?? (process.env.FORGEBRIDGE_SOURCE || 'forge.webhooks');
-    const interactive = process.stderr.isTTY === true && options.json !== true;
-    const started = Date.now();
-    try {
-      const run = await replayToFunction({
-        lambda,
-        functionName: subscriber,
-        deliveries: selected,
-        ratePerSecond: options.rate,
-        eventOf: async (delivery) => {
-          const details = await log.get(delivery.deliveryId, { source: delivery.source });
-          if (details === undefined) {
-            throw new CliError(`delivery "${delivery.deliveryId}" is no longer in the log`, ExitCodes.failed);
-          }
-          return subscriberEvent(details, { hook: delivery.hook, eventSource });
-        },
-        onProgress: (done, failed) => {
-          if (interactive) {
-            process.stderr.write(
-              `\r${progressLine(done, selected.length, failed, Date.now() - started)}\u001b[K`,
-            );
-          }
-        },
+    const direct = stage === undefined ? selected : stage.plan.direct;
+    let replayed: ArchiveReplayResult | undefined;
+    if (stage !== undefined && eventBridge !== undefined && stage.plan.archived.length > 0) {
+      replayed = await replayFromArchive(stage, eventBridge, subscriber, options, target);
+    }
+    const run =
+      direct.length === 0
+        ? { sent: 0, failed: 0, failures: [], durationMs: 0 }
+        : await sendDirect({ log, target, subscriber, deliveries: direct, eventSource, options });
+    const archiveOk = replayed === undefined || replayed.state === 'COMPLETED';
+    if (options.json === true) {
+      printJson({
+        ...summary,
+        ...planJson,
+        ...(replayed === undefined ? {} : { replay: replayJsonOf(replayed) }),
+        ...run,
       });
-      if (interactive) process.stderr.write('\n');
-      if (options.json === true) printJson({ ...summary, ...run });
-      else {
+    } else {
+      if (replayed !== undefined) {
+        print(
+          `${paint(['bold', archiveOk ? 'green' : 'red'], replayed.state.toLowerCase())}  archive replay ${replayed.name}: ${stage?.plan.archived.length} to ${subscriber}'s ${stage?.ruleArns.length} rule${stage?.ruleArns.length === 1 ? '' : 's'}${replayed.reason === undefined ? '' : `  ${paint('dim', replayed.reason)}`}`,
+        );
+      }
+      if (direct.length > 0) {
         const ok = run.failed === 0;
         print(
-          `${paint(['bold', ok ? 'green' : 'red'], ok ? 'replayed' : 'replayed with failures')}  ${run.sent} of ${selected.length} to ${subscriber}  ${paint('dim', `${(run.durationMs / 1000).toFixed(1)} s${run.failed === 0 ? '' : `, ${run.failed} failed`}`)}`,
+          `${paint(['bold', ok ? 'green' : 'red'], ok ? 'replayed' : 'replayed with failures')}  ${run.sent} of ${direct.length} to ${subscriber}  ${paint('dim', `${(run.durationMs / 1000).toFixed(1)} s${run.failed === 0 ? '' : `, ${run.failed} failed`}`)}`,
         );
         for (const failure of run.failures) print(`  ${paint('red', failure.deliveryId)}  ${failure.error}`);
         if (run.failed > 0) print(paint('dim', '  run the same command again to send what is still failing'));
       }
-      return run.failed === 0 ? ExitCodes.ok : ExitCodes.failed;
-    } catch (error) {
-      if (error instanceof CliError) throw error;
-      throw awsFailure(error, target, `function "${subscriber}"`);
-    } finally {
-      lambda.destroy();
     }
+    return run.failed === 0 && archiveOk ? ExitCodes.ok : ExitCodes.failed;
   } finally {
     client.destroy();
+    eventBridge?.destroy();
+  }
+}
+
+/** What a stage's archive replay of the selection will do. */
+export interface StagePlan {
+  archiveArn: string;
+  busName: string;
+  ruleArns: string[];
+  plan: ArchivePlan;
+  /** Deliveries of the replay's window the subscriber took already: the archive re-sends them too. */
+  alsoTaken: number;
+}
+
+/** Reads the archive and the subscriber's rules, and splits the selection between the archive and direct sends. */
+export async function planOnStage(options: {
+  log: Pick<DeliveryLog, 'list'>;
+  selection: ReplaySelection;
+  selected: readonly SelectedDelivery[];
+  subscriber: string;
+  archiveArn: string;
+  eventBridge: Pick<EventBridgeClient, 'send'>;
+  target: Pick<LogTarget, 'busName' | 'label'>;
+  options: Pick<BulkReplayOptions, 'bus' | 'stage'>;
+  now?: number;
+}): Promise<StagePlan> {
+  const archive = archiveArnParts(options.archiveArn);
+  const holding = await describeHolding(options.eventBridge, archive, options.now);
+  if (holding.state !== 'ENABLED') {
+    throw new CliError(
+      `archive "${archive.name}" is ${holding.state}: pass "--via invoke" to send each delivery to the subscriber's function`,
+      ExitCodes.failed,
+    );
+  }
+  const busName = stageBusName(
+    options.options.bus,
+    options.target as LogTarget,
+    options.options.stage ?? LOCAL_STAGE,
+  );
+  const ruleArns = await subscriberRuleArns({
+    eventBridge: options.eventBridge,
+    busName,
+    functionArn: functionArnOf(options.subscriber, archive),
+    archive,
+  });
+  if (ruleArns.length === 0) {
+    throw new CliError(
+      `no rule of bus "${busName}" targets function "${options.subscriber}": pass "--via invoke" to send to it directly`,
+    );
+  }
+  const plan = planArchiveReplay(options.selected, holding, options.now);
+  let alsoTaken = 0;
+  if (plan.start !== undefined && plan.end !== undefined) {
+    const window = await selectDeliveries(options.log, {
+      ...options.selection,
+      since: plan.start,
+      until: plan.end + 1,
+      subscriber: options.subscriber,
+      outcome: 'any',
+    });
+    alsoTaken = window.selected.filter((delivery) => delivery.outcome === 'ok').length;
+  }
+  return { archiveArn: options.archiveArn, busName, ruleArns, plan, alsoTaken };
+}
+
+function printPlan(stage: StagePlan): void {
+  const { plan } = stage;
+  if (plan.archived.length > 0) {
+    print(
+      `  ${paint('bold', String(plan.archived.length))} by the archive: one replay of ${new Date(plan.start as number).toISOString()} to ${new Date(plan.end as number).toISOString()} to its ${stage.ruleArns.length} rule${stage.ruleArns.length === 1 ? '' : 's'}  ${paint('dim', `it re-sends every event of that window the rules match${stage.alsoTaken === 0 ? '' : `, also the ${stage.alsoTaken} the subscriber took (resolveDelivery tells it a replay)`}`)}`,
+    );
+  }
+  if (plan.direct.length > 0) {
+    print(
+      `  ${paint('bold', String(plan.direct.length))} sent to its function directly  ${paint('dim', 'older than the archive holds')}`,
+    );
+  }
+}
+
+function planJsonOf(stage: StagePlan): Record<string, unknown> {
+  return {
+    archiveArn: stage.archiveArn,
+    busName: stage.busName,
+    ruleArns: stage.ruleArns,
+    archived: stage.plan.archived.length,
+    direct: stage.plan.direct.length,
+    alsoTaken: stage.alsoTaken,
+    ...(stage.plan.start === undefined ? {} : { windowStart: new Date(stage.plan.start).toISOString() }),
+    ...(stage.plan.end === undefined ? {} : { windowEnd: new Date(stage.plan.end).toISOString() }),
+  };
+}
+
+function replayJsonOf(result: ArchiveReplayResult): Record<string, unknown> {
+  return {
+    name: result.name,
+    arn: result.arn,
+    state: result.state,
+    ...(result.reason === undefined ? {} : { reason: result.reason }),
+    eventStartTime: result.eventStartTime.toISOString(),
+    eventEndTime: result.eventEndTime.toISOString(),
+  };
+}
+
+/** How often a running archive replay is polled. */
+const POLL_MS = 3_000;
+
+async function replayFromArchive(
+  stage: StagePlan,
+  eventBridge: EventBridgeClient,
+  subscriber: string,
+  options: BulkReplayOptions,
+  target: LogTarget,
+): Promise<ArchiveReplayResult> {
+  const start = stage.plan.start as number;
+  const end = stage.plan.end as number;
+  const name = replayName(subscriber.replace(/^forgebridge-/, ''));
+  const interactive = process.stderr.isTTY === true && options.json !== true;
+  try {
+    return await archiveReplay({
+      eventBridge,
+      archiveArn: stage.archiveArn,
+      busArn: busArnOf(stage.busName, stage.archiveArn),
+      ruleArns: stage.ruleArns,
+      receivedAt: start,
+      beforeMs: 0,
+      afterMs: end - start,
+      name,
+      description: `forgebridge replay --since to ${subscriber}`.slice(0, 512),
+      wait: true,
+      pollMs: POLL_MS,
+      onProgress: (replay, fraction) => {
+        if (interactive) {
+          const percent = fraction === undefined ? '' : ` ${Math.round(fraction * 100)}%`;
+          process.stderr.write(`\rreplay ${name}: ${replay.State ?? '?'}${percent}\u001b[K`);
+        }
+      },
+    });
+  } catch (error) {
+    throw awsFailure(error, target, 'replay');
+  } finally {
+    if (interactive) process.stderr.write('\n');
+  }
+}
+
+/** Invokes the subscriber's function with each delivery's event, paced, with a bar on a terminal. */
+async function sendDirect(options: {
+  log: DeliveryLog;
+  target: LogTarget;
+  subscriber: string;
+  deliveries: readonly SelectedDelivery[];
+  eventSource: string;
+  options: BulkReplayOptions;
+}): Promise<ReplayRun> {
+  const { log, subscriber, deliveries, eventSource } = options;
+  const lambda = lambdaClient(options.target);
+  const interactive = process.stderr.isTTY === true && options.options.json !== true;
+  const started = Date.now();
+  try {
+    const run = await replayToFunction({
+      lambda,
+      functionName: subscriber,
+      deliveries,
+      ratePerSecond: options.options.rate,
+      eventOf: async (delivery) => {
+        const details = await log.get(delivery.deliveryId, { source: delivery.source });
+        if (details === undefined) {
+          throw new CliError(`delivery "${delivery.deliveryId}" is no longer in the log`, ExitCodes.failed);
+        }
+        return subscriberEvent(details, { hook: delivery.hook, eventSource });
+      },
+      onProgress: (done, failed) => {
+        if (interactive) {
+          process.stderr.write(
+            `\r${progressLine(done, deliveries.length, failed, Date.now() - started)}\u001b[K`,
+          );
+        }
+      },
+    });
+    if (interactive) process.stderr.write('\n');
+    return run;
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    throw awsFailure(error, options.target, `function "${subscriber}"`);
+  } finally {
+    lambda.destroy();
   }
 }
 

@@ -24,7 +24,7 @@ import { formatBytes, paint, print, printJson, type Spinner, startSpinner } from
 import { parseJson, positiveInteger } from '../parse.js';
 import { eventLabel } from '../record-format.js';
 import { getDelivery } from './deliveries.js';
-import { runBulkReplay } from './replay-bulk.js';
+import { ReplayVias, runBulkReplay } from './replay-bulk.js';
 
 interface ReplayOptions extends LogOptions {
   source: string;
@@ -49,6 +49,7 @@ interface ReplayOptions extends LogOptions {
   dryRun?: boolean;
   yes?: boolean;
   rate: number;
+  via?: string;
 }
 
 /** How often a running archive replay is polled. */
@@ -105,6 +106,12 @@ export function registerReplay(program: Command, version: string): void {
         .choices(ReplayOutcomes)
         .default('error'),
     )
+    .addOption(
+      new Option(
+        '--via <how>',
+        "many, AWS: the bus archive's replay to the subscriber's rules (default), or invoking its function",
+      ).choices(ReplayVias),
+    )
     .option('--dry-run', 'many: print the count and a sample, send nothing')
     .option('--yes', 'many: send without asking (needed off a terminal)')
     .addOption(
@@ -129,7 +136,9 @@ Many ("--since"): the deliveries one subscriber failed ("--outcome error", the d
 alone: its function is invoked with each delivery's event, as its rule would hand it (the local stack's through
 serverless-offline, a stage's through AWS Lambda), "--rate" a second; the other subscribers are not run again.
 Off a terminal the send needs "--yes". A run that was stopped is resumed by running it again: what the subscriber
-reported "ok" since is no longer selected.
+reported "ok" since is no longer selected. On a stage ("--stage") the default is the bus archive's replay
+(StartReplay over the deliveries' window, only to the subscriber's rules: it re-sends every event of that window
+they match); what the archive no longer holds is sent to the function directly; "--via invoke" sends all directly.
 
 Examples:
   $ forgebridge replay --since 2h --subscriber onIssuesOpened --dry-run

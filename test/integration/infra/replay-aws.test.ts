@@ -1,0 +1,246 @@
+// `replay --since … --subscriber X --stage ci` on AWS, with mocked SDK clients answering as a deployed `ci` stage
+// would: every name and ARN comes from the packaged template (`osls package --stage ci`), never typed here. The
+// archive path: DescribeArchive of the template's archive, ListRuleNamesByTarget with the ARN of the function the
+// template names, StartReplay from that archive into that bus filtered to that rule. The direct path: what the
+// archive no longer holds is invoked on that function. A stage whose stack has no archive output is refused, exit 2.
+import { randomUUID } from 'node:crypto';
+import {
+  DescribeArchiveCommand,
+  DescribeReplayCommand,
+  EventBridgeClient,
+  ListRuleNamesByTargetCommand,
+  StartReplayCommand,
+} from '@aws-sdk/client-eventbridge';
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { DeliveryRecord } from '../../../lib/aws/internal.js';
+import { archiveReplay, busArnOf } from '../../../lib/cli/aws-replay.js';
+import { replayToFunction, type SelectedDelivery } from '../../../lib/cli/bulk-replay.js';
+import { planOnStage, runBulkReplay, subscriberNames } from '../../../lib/cli/commands/replay-bulk.js';
+import type { LogTarget } from '../../../lib/cli/delivery-log.js';
+import { CliError } from '../../../lib/cli/errors.js';
+import { packagedTemplate } from '../../helpers/packaged-template.js';
+
+interface Resource {
+  Type: string;
+  Properties: Record<string, unknown>;
+}
+
+const REGION = 'eu-west-1';
+const ACCOUNT = '123456789012';
+const DAY = 86_400_000;
+
+let resources: Record<string, Resource>;
+let busName: string;
+let archiveName: string;
+let retentionDays: number;
+let functionName: string;
+let ruleName: string;
+
+beforeAll(async () => {
+  const { template } = await packagedTemplate('ci');
+  resources = template.Resources as unknown as Record<string, Resource>;
+  busName = resources.Bus?.Properties.Name as string;
+  archiveName = resources.BusArchive?.Properties.ArchiveName as string;
+  retentionDays = Number(resources.BusArchive?.Properties.RetentionDays);
+  functionName = resources.OnEverythingLambdaFunction?.Properties.FunctionName as string;
+  const rule = Object.values(resources).find(
+    (resource) =>
+      resource.Type === 'AWS::Events::Rule' &&
+      JSON.stringify(resource.Properties.Targets).includes('"OnEverythingLambdaFunction"'),
+  );
+  ruleName = rule?.Properties.Name as string;
+  // Each a name of the template's own: a test against undefined would prove nothing.
+  for (const name of [busName, archiveName, functionName, ruleName]) expect(name).toMatch(/^[A-Za-z0-9._-]+$/);
+  expect(retentionDays).toBeGreaterThan(0);
+  console.info(`ci stage: bus ${busName}, archive ${archiveName}, ${functionName}'s rule ${ruleName}`);
+  expect(template.Outputs).toHaveProperty('BusArchiveArn', {
+    Value: { 'Fn::GetAtt': ['BusArchive', 'Arn'] },
+  });
+}, 200_000);
+
+const eventBridge = mockClient(EventBridgeClient);
+const lambda = mockClient(LambdaClient);
+afterEach(() => {
+  eventBridge.reset();
+  lambda.reset();
+});
+
+const archiveArn = () => `arn:aws:events:${REGION}:${ACCOUNT}:archive/${archiveName}`;
+
+function delivery(receivedAt: number): SelectedDelivery {
+  return {
+    deliveryId: randomUUID(),
+    event: 'push',
+    receivedAt,
+    outcome: 'error',
+    error: 'Error: bad deploy',
+  };
+}
+
+/** A log holding what the subscriber reported in the window: `records`, one page. */
+function logOf(records: Partial<DeliveryRecord>[]) {
+  return { list: async () => ({ records: records as DeliveryRecord[], cursor: undefined }) };
+}
+
+describe('replay --since --subscriber on a stage, against the packaged template', () => {
+  it('replays the archive into the bus, only to the rule whose target is the subscriber', async () => {
+    expect(subscriberNames('onEverything', 'ci')).toContain(functionName);
+    const now = Date.now();
+    const selected = [delivery(now - 3 * 3_600_000), delivery(now - 2 * 3_600_000)];
+    eventBridge.on(DescribeArchiveCommand, { ArchiveName: archiveName }).resolves({
+      ArchiveName: archiveName,
+      State: 'ENABLED',
+      RetentionDays: retentionDays,
+      CreationTime: new Date(now - 60 * DAY),
+    });
+    eventBridge
+      .on(ListRuleNamesByTargetCommand, {
+        TargetArn: `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${functionName}`,
+        EventBusName: busName,
+      })
+      .resolves({ RuleNames: [ruleName] });
+    const client = new EventBridgeClient({ region: REGION });
+    const tookOk = {
+      deliveryId: 'ok-1',
+      event: 'push',
+      outcome: 'published',
+      receivedAt: now - 2.5 * 3_600_000,
+    };
+    const stage = await planOnStage({
+      log: logOf([
+        { ...tookOk, subscribers: { [functionName]: { outcome: 'ok' } } } as never,
+        ...selected.map((d) => ({
+          deliveryId: d.deliveryId,
+          event: 'push',
+          outcome: 'published',
+          receivedAt: d.receivedAt,
+          subscribers: { [functionName]: { outcome: 'error' } },
+        })),
+      ] as never),
+      selection: { since: now - 4 * 3_600_000, subscriber: functionName, outcome: 'error' },
+      selected,
+      subscriber: functionName,
+      archiveArn: archiveArn(),
+      eventBridge: client,
+      target: { busName, label: 'stage "ci"' },
+      options: { stage: 'ci' },
+      now,
+    });
+    const ruleArn = `arn:aws:events:${REGION}:${ACCOUNT}:rule/${busName}/${ruleName}`;
+    expect(stage).toMatchObject({ busName, ruleArns: [ruleArn], alsoTaken: 1 });
+    expect(stage.plan.archived).toHaveLength(2);
+    expect(stage.plan.direct).toHaveLength(0);
+
+    eventBridge.on(StartReplayCommand).resolves({ ReplayArn: 'arn:replay', State: 'STARTING' });
+    eventBridge.on(DescribeReplayCommand).resolves({ State: 'COMPLETED' });
+    const result = await archiveReplay({
+      eventBridge: client,
+      archiveArn: stage.archiveArn,
+      busArn: busArnOf(stage.busName, stage.archiveArn),
+      ruleArns: stage.ruleArns,
+      receivedAt: stage.plan.start as number,
+      beforeMs: 0,
+      afterMs: (stage.plan.end as number) - (stage.plan.start as number),
+      name: 'forgebridge-onEverything-x',
+      wait: true,
+      pollMs: 1,
+      now: () => now,
+    });
+    expect(result.state).toBe('COMPLETED');
+    const input = eventBridge.commandCalls(StartReplayCommand)[0]?.args[0].input;
+    expect(input).toMatchObject({
+      EventSourceArn: `arn:aws:events:${REGION}:${ACCOUNT}:archive/${archiveName}`,
+      Destination: { Arn: `arn:aws:events:${REGION}:${ACCOUNT}:event-bus/${busName}`, FilterArns: [ruleArn] },
+    });
+    // The window: a minute before the oldest selected receipt to a minute after the newest.
+    expect(input?.EventStartTime?.getTime()).toBe((selected[0] as SelectedDelivery).receivedAt - 60_000);
+    expect(input?.EventEndTime?.getTime()).toBe((selected[1] as SelectedDelivery).receivedAt + 60_000);
+  });
+
+  it('sends what the archive no longer holds to the function the template names, directly', async () => {
+    const now = Date.now();
+    const old = delivery(now - (retentionDays + 1) * DAY);
+    const recent = delivery(now - DAY);
+    eventBridge.on(DescribeArchiveCommand).resolves({
+      State: 'ENABLED',
+      RetentionDays: retentionDays,
+      CreationTime: new Date(now - 400 * DAY),
+    });
+    eventBridge.on(ListRuleNamesByTargetCommand).resolves({ RuleNames: [ruleName] });
+    const stage = await planOnStage({
+      log: logOf([]),
+      selection: { since: now - 400 * DAY, subscriber: functionName, outcome: 'error' },
+      selected: [old, recent],
+      subscriber: functionName,
+      archiveArn: archiveArn(),
+      eventBridge: new EventBridgeClient({ region: REGION }),
+      target: { busName, label: 'stage "ci"' },
+      options: { stage: 'ci' },
+      now,
+    });
+    expect(stage.plan.archived.map((d) => d.deliveryId)).toEqual([recent.deliveryId]);
+    expect(stage.plan.direct.map((d) => d.deliveryId)).toEqual([old.deliveryId]);
+
+    lambda.on(InvokeCommand).resolves({ StatusCode: 200 });
+    const run = await replayToFunction({
+      lambda: new LambdaClient({ region: REGION }),
+      functionName,
+      deliveries: stage.plan.direct,
+      ratePerSecond: 100,
+      eventOf: async (d) => ({ id: d.deliveryId }),
+    });
+    expect(run).toMatchObject({ sent: 1, failed: 0 });
+    expect(lambda.commandCalls(InvokeCommand)[0]?.args[0].input).toMatchObject({
+      FunctionName: functionName,
+      InvocationType: 'RequestResponse',
+    });
+  });
+
+  it('refuses a subscriber no rule targets, and an archive that is not enabled', async () => {
+    const now = Date.now();
+    eventBridge.on(DescribeArchiveCommand).resolvesOnce({ State: 'DISABLED' });
+    const plan = () =>
+      planOnStage({
+        log: logOf([]),
+        selection: { since: now - DAY, subscriber: functionName, outcome: 'error' },
+        selected: [delivery(now - 1_000)],
+        subscriber: functionName,
+        archiveArn: archiveArn(),
+        eventBridge: new EventBridgeClient({ region: REGION }),
+        target: { busName, label: 'stage "ci"' },
+        options: { stage: 'ci' },
+        now,
+      });
+    await expect(plan()).rejects.toThrow(`archive "${archiveName}" is DISABLED`);
+    eventBridge.on(DescribeArchiveCommand).resolves({ State: 'ENABLED', CreationTime: new Date(now - DAY) });
+    eventBridge.on(ListRuleNamesByTargetCommand).resolves({ RuleNames: [] });
+    await expect(plan()).rejects.toThrow(`no rule of bus "${busName}" targets function "${functionName}"`);
+  });
+
+  it('refuses a stage whose stack has no archive in one line, exit 2, before reading anything', async () => {
+    const target: LogTarget = {
+      kind: 'aws',
+      tableName: 'forgebridge-ci-deliveries',
+      endpoint: undefined,
+      region: REGION,
+      fromState: false,
+      label: 'stage "ci"',
+      busName,
+      outputs: { BusName: busName },
+    };
+    const refused = runBulkReplay(
+      { since: '2h', subscriber: 'onEverything', outcome: 'error', rate: 10, stage: 'ci', dryRun: true },
+      target,
+    );
+    await expect(refused).rejects.toBeInstanceOf(CliError);
+    await expect(refused).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringMatching(
+        /^stage "ci" has no archive \(its stack has no "BusArchiveArn" output\)/,
+      ),
+    });
+    expect(eventBridge.calls()).toHaveLength(0);
+  });
+});
