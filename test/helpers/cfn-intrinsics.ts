@@ -17,6 +17,8 @@ export interface IntrinsicContext {
   region: string;
   account: string;
   stackName: string;
+  /** `AWS::StackId`: the stack's ARN, where a template refers to it. */
+  stackId?: string;
   resources: Readonly<Record<string, ResolvedResource>>;
 }
 
@@ -37,6 +39,8 @@ function pseudo(name: string, context: IntrinsicContext): string | typeof NO_VAL
       return context.account;
     case 'AWS::StackName':
       return context.stackName;
+    case 'AWS::StackId':
+      return context.stackId;
     case 'AWS::URLSuffix':
       return 'amazonaws.com';
     case 'AWS::NoValue':

@@ -90,6 +90,32 @@ const SUPPRESSIONS: readonly Suppression[] = [
       'redrive policy as a dead-letter queue',
   },
   {
+    rule: /^AwsSolutions-IAM5\[Resource::\*\]$/,
+    resources: /^ReplayOperatorPolicy$/,
+    reason:
+      'events:ListRuleNamesByTarget (how replay --since finds a subscriber\'s rules by their target) takes no ' +
+      'resource-level permission: "*" or nothing; it lists rule names only',
+  },
+  {
+    rule: /^AwsSolutions-IAM5\[Resource::<DeliveriesTable\.Arn>\/index\/\*\]$/,
+    resources: /^ReplayOperatorPolicy$/,
+    reason: "the delivery log's own indexes (by-day), read by the log commands: scoped to the stage's table",
+  },
+  {
+    rule: /^AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:events:<AWS::Region>:<AWS::AccountId>:replay\/forgebridge-\*\]$/,
+    resources: /^ReplayOperatorPolicy$/,
+    reason:
+      'the archive replays the CLI starts and follows: each named when it starts (forgebridge-<subscriber or ' +
+      'delivery>-<time>), so only the prefix is known',
+  },
+  {
+    rule: /^AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:lambda:<AWS::Region>:<AWS::AccountId>:function:forgebridge-[a-z0-9-]+-\*\]$/,
+    resources: /^ReplayOperatorPolicy$/,
+    reason:
+      "the stage's own functions (forgebridge-<stage>-*): any subscriber may be the one an operator replays to; " +
+      'no other stage and no other service is matched',
+  },
+  {
     rule: /^AwsSolutions-DDB3$/,
     resources: /^DeliveriesTable$/,
     reason:

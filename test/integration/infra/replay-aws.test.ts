@@ -12,14 +12,16 @@ import {
   StartReplayCommand,
 } from '@aws-sdk/client-eventbridge';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { runSimulation } from '@cloud-copilot/iam-simulate';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveryRecord } from '../../../lib/aws/internal.js';
-import { archiveReplay, busArnOf } from '../../../lib/cli/aws-replay.js';
+import { archiveReplay, busArnOf, replayName } from '../../../lib/cli/aws-replay.js';
 import { replayToFunction, type SelectedDelivery } from '../../../lib/cli/bulk-replay.js';
 import { planOnStage, runBulkReplay, subscriberNames } from '../../../lib/cli/commands/replay-bulk.js';
 import type { LogTarget } from '../../../lib/cli/delivery-log.js';
 import { CliError } from '../../../lib/cli/errors.js';
+import { resolveIntrinsics } from '../../helpers/cfn-intrinsics.js';
 import { packagedTemplate } from '../../helpers/packaged-template.js';
 
 interface Resource {
@@ -52,7 +54,8 @@ beforeAll(async () => {
   );
   ruleName = rule?.Properties.Name as string;
   // Each a name of the template's own: a test against undefined would prove nothing.
-  for (const name of [busName, archiveName, functionName, ruleName]) expect(name).toMatch(/^[A-Za-z0-9._-]+$/);
+  for (const name of [busName, archiveName, functionName, ruleName])
+    expect(name).toMatch(/^[A-Za-z0-9._-]+$/);
   expect(retentionDays).toBeGreaterThan(0);
   console.info(`ci stage: bus ${busName}, archive ${archiveName}, ${functionName}'s rule ${ruleName}`);
   expect(template.Outputs).toHaveProperty('BusArchiveArn', {
@@ -62,7 +65,38 @@ beforeAll(async () => {
 
 const eventBridge = mockClient(EventBridgeClient);
 const lambda = mockClient(LambdaClient);
+/** Every call the tests made, as IAM sees it: the action and each resource it names. */
+const calls: { action: string; resources: string[] }[] = [];
 afterEach(() => {
+  const arn = (kind: string, name: string) => `arn:aws:events:${REGION}:${ACCOUNT}:${kind}/${name}`;
+  for (const call of eventBridge.calls()) {
+    const command = call.args[0] as unknown as {
+      constructor: { name: string };
+      input: Record<string, unknown>;
+    };
+    const input = command.input;
+    const name = command.constructor.name.replace(/Command$/, '');
+    const resources =
+      name === 'DescribeArchive'
+        ? [arn('archive', input.ArchiveName as string)]
+        : name === 'StartReplay'
+          ? [
+              input.EventSourceArn as string,
+              (input.Destination as { Arn: string }).Arn,
+              arn('replay', input.ReplayName as string),
+            ]
+          : name === 'DescribeReplay'
+            ? [arn('replay', input.ReplayName as string)]
+            : ['*'];
+    calls.push({ action: `events:${name}`, resources });
+  }
+  for (const call of lambda.commandCalls(InvokeCommand)) {
+    const fn = call.args[0].input.FunctionName as string;
+    calls.push({
+      action: 'lambda:InvokeFunction',
+      resources: [`arn:aws:lambda:${REGION}:${ACCOUNT}:function:${fn}`],
+    });
+  }
   eventBridge.reset();
   lambda.reset();
 });
@@ -81,7 +115,7 @@ function delivery(receivedAt: number): SelectedDelivery {
 
 /** A log holding what the subscriber reported in the window: `records`, one page. */
 function logOf(records: Partial<DeliveryRecord>[]) {
-  return { list: async () => ({ records: records as DeliveryRecord[], cursor: undefined }) };
+  return { list: async () => ({ records: records as DeliveryRecord[] }) };
 }
 
 describe('replay --since --subscriber on a stage, against the packaged template', () => {
@@ -143,7 +177,7 @@ describe('replay --since --subscriber on a stage, against the packaged template'
       receivedAt: stage.plan.start as number,
       beforeMs: 0,
       afterMs: (stage.plan.end as number) - (stage.plan.start as number),
-      name: 'forgebridge-onEverything-x',
+      name: replayName('onEverything'),
       wait: true,
       pollMs: 1,
       now: () => now,
@@ -242,5 +276,98 @@ describe('replay --since --subscriber on a stage, against the packaged template'
       ),
     });
     expect(eventBridge.calls()).toHaveLength(0);
+  });
+});
+
+describe('the operator policy (ReplayOperatorPolicy) allows every call of the recovery commands', () => {
+  it('each call the tests above made, and the dead-letter queue and log calls, on the ci stage', async () => {
+    const policy = resources.ReplayOperatorPolicy;
+    expect(policy?.Type).toBe('AWS::IAM::ManagedPolicy');
+    const stackName = 'forgebridge-ci';
+    const queue = resources.SubscriberDeadLetterQueue?.Properties.QueueName as string;
+    const table = resources.DeliveriesTable?.Properties.TableName as string | undefined;
+    const tableName = table ?? `${stackName}-DeliveriesTable-ABC`;
+    const context = {
+      partition: 'aws',
+      region: REGION,
+      account: ACCOUNT,
+      stackName,
+      stackId: `arn:aws:cloudformation:${REGION}:${ACCOUNT}:stack/${stackName}/6a2f0c10-0000-11f0-9000-0a1b2c3d4e5f`,
+      resources: {
+        Bus: {
+          ref: busName,
+          attributes: { Arn: `arn:aws:events:${REGION}:${ACCOUNT}:event-bus/${busName}`, Name: busName },
+        },
+        BusArchive: { ref: archiveName, attributes: { Arn: archiveArn() } },
+        DeliveriesTable: {
+          ref: tableName,
+          attributes: { Arn: `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${tableName}` },
+        },
+        SubscriberDeadLetterQueue: {
+          ref: `https://sqs.${REGION}.amazonaws.com/${ACCOUNT}/${queue}`,
+          attributes: { Arn: `arn:aws:sqs:${REGION}:${ACCOUNT}:${queue}`, QueueName: queue },
+        },
+      },
+    };
+    const document = resolveIntrinsics(policy?.Properties.PolicyDocument, context);
+    const queueArn = `arn:aws:sqs:${REGION}:${ACCOUNT}:${queue}`;
+    const tableArn = `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${tableName}`;
+    const all = [
+      ...calls,
+      { action: 'cloudformation:DescribeStacks', resources: [context.stackId] },
+      { action: 'dynamodb:Query', resources: [tableArn, `${tableArn}/index/by-day`] },
+      { action: 'dynamodb:GetItem', resources: [tableArn] },
+      { action: 'sqs:ReceiveMessage', resources: [queueArn] },
+      { action: 'sqs:ChangeMessageVisibility', resources: [queueArn] },
+      { action: 'sqs:DeleteMessage', resources: [queueArn] },
+    ];
+    const actions = new Set(all.map((call) => call.action));
+    for (const action of [
+      'events:DescribeArchive',
+      'events:ListRuleNamesByTarget',
+      'events:StartReplay',
+      'events:DescribeReplay',
+      'lambda:InvokeFunction',
+    ]) {
+      expect(actions, action).toContain(action);
+    }
+    const decide = async (action: string, resource: string) => {
+      const result = await runSimulation(
+        {
+          request: {
+            principal: `arn:aws:iam::${ACCOUNT}:role/operator`,
+            action,
+            resource: { resource, accountId: ACCOUNT },
+            contextVariables: {},
+          },
+          identityPolicies: [{ name: 'ReplayOperatorPolicy', policy: document as never }],
+          serviceControlPolicies: [],
+          resourceControlPolicies: [],
+        },
+        {},
+      );
+      return result.resultType === 'error' ? `error: ${JSON.stringify(result.errors)}` : result.overallResult;
+    };
+    const denied: string[] = [];
+    for (const call of all) {
+      for (const resource of call.resources) {
+        const decision = await decide(call.action, resource);
+        if (decision !== 'Allowed') denied.push(`${call.action} on ${resource}: ${decision}`);
+      }
+    }
+    expect(denied).toEqual([]);
+    // And nothing beyond the stage: another stage's function, another account's queue.
+    expect(
+      await decide(
+        'lambda:InvokeFunction',
+        `arn:aws:lambda:${REGION}:${ACCOUNT}:function:forgebridge-prod-onEverything`,
+      ),
+    ).not.toBe('Allowed');
+    expect(await decide('sqs:DeleteMessage', `arn:aws:sqs:${REGION}:${ACCOUNT}:other-queue`)).not.toBe(
+      'Allowed',
+    );
+    console.info(
+      `operator policy: ${all.reduce((n, call) => n + call.resources.length, 0)} (action, resource) pairs allowed`,
+    );
   });
 });
