@@ -436,6 +436,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const inspector = await startInspector({
       log: new DeliveryLog({ client: logClient, tableName: names.deliveriesTable }),
       sources,
+      // Its replay to one subscriber invokes the subscriber's function here.
+      lambda: `http://127.0.0.1:${offline.ports.lambda}`,
+      stage,
     });
     stops.push(async () => {
       await inspector.stop();

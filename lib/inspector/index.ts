@@ -4,6 +4,7 @@
  * on the stage's bus.
  */
 
+export type { BulkReplayAction, BulkRunView } from './bulk-replay.js';
 export { HttpError } from './http.js';
 export { type InspectorRule, loadRules, matchedRules, matchesPattern } from './rules.js';
 export {

@@ -17,6 +17,7 @@ import {
   hooksOf,
 } from '../aws/index.js';
 import { createInspectorAuth } from './auth.js';
+import { type BulkReplayAction, BulkReplays } from './bulk-replay.js';
 import { loadPageFiles, serveFile } from './files.js';
 import { HttpError, readJson, sendJson } from './http.js';
 import { LiveFeed } from './live.js';
@@ -44,6 +45,11 @@ export interface InspectorActions {
         send(body: Record<string, unknown>): Promise<ActionAnswer>;
       }
     | undefined;
+  /**
+   * Replay to one subscriber: the selected deliveries sent to its function alone (the local stack only, through
+   * serverless-offline's Lambda API). Without it the page counts a selection and shows the CLI command.
+   */
+  readonly bulkReplay?: BulkReplayAction | undefined;
 }
 
 /** Options of {@link serveInspector}. */
@@ -138,6 +144,7 @@ export async function serveInspector(options: ServeInspectorOptions): Promise<In
   const files = loadPageFiles();
   const live = new LiveFeed(log, rules, options.pollMs ?? 300);
   const auth = createInspectorAuth();
+  const bulk = new BulkReplays(log, actions.bulkReplay);
 
   const delivery = async (id: string, source: string): Promise<DeliveryDetails> => {
     const details = await read(() => log.get(id, { source }));
@@ -175,6 +182,10 @@ export async function serveInspector(options: ServeInspectorOptions): Promise<In
       sendJson(response, 200, await actions.samples.send(await readJson(request)));
       return;
     }
+    if (path === '/api/bulk-replay' || path.startsWith('/api/bulk-replay/')) {
+      await bulkRoute(method, path.slice('/api/bulk-replay'.length), request, response);
+      return;
+    }
     const match = /^\/api\/deliveries\/([^/]+)(\/replay)?$/.exec(path);
     if (match !== null) {
       let id: string;
@@ -201,6 +212,40 @@ export async function serveInspector(options: ServeInspectorOptions): Promise<In
       }
     }
     throw new HttpError(404, 'not_found', `no route ${method} ${path.slice(0, 200)}`);
+  };
+
+  // Replay to one subscriber: `GET` what the page offers (and the latest run), `POST /preview` the count and a
+  // sample, `POST` starts a run (202, one at a time: 409 while one runs), `GET /<id>` its progress.
+  const bulkRoute = async (
+    method: string,
+    rest: string,
+    request: IncomingMessage,
+    response: ServerResponse,
+  ): Promise<void> => {
+    if (method === 'GET' && rest === '') {
+      const latest = bulk.latest();
+      sendJson(response, 200, {
+        available: bulk.available,
+        target: actions.label,
+        ...(latest === undefined ? {} : { run: latest }),
+      });
+      return;
+    }
+    if (method === 'POST' && rest === '/preview') {
+      sendJson(response, 200, await bulk.preview(await readJson(request)));
+      return;
+    }
+    if (method === 'POST' && rest === '') {
+      sendJson(response, 202, await bulk.start(await readJson(request)));
+      return;
+    }
+    if (method === 'GET' && /^\/[\w-]{1,64}$/.test(rest)) {
+      const run = bulk.get(rest.slice(1));
+      if (run === undefined) throw new HttpError(404, 'not_found', 'no such replay run');
+      sendJson(response, 200, run);
+      return;
+    }
+    throw new HttpError(404, 'not_found', `no route ${method} /api/bulk-replay${rest.slice(0, 100)}`);
   };
 
   const server = createServer((request, response) => {
@@ -238,6 +283,7 @@ export async function serveInspector(options: ServeInspectorOptions): Promise<In
       if (stopped) return;
       stopped = true;
       live.close();
+      await bulk.stop();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await closed;

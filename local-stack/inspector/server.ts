@@ -1,8 +1,11 @@
 // The local stack's inspector: lib/inspector's server with what only the local stack can do: replay a logged
 // delivery to its own ingest (the stored body and headers, the signature headers signed again with the source's
 // secret) and send signed catalogue samples (./sample-deliveries). Secrets never leave this process. A replay is of
-// one hook's record (the server hands in the hook the page picked when an id came from two).
+// one hook's record (the server hands in the hook the page picked when an id came from two). With serverless-offline's
+// Lambda API, the page also replays a selection to one subscriber alone (lib/inspector/bulk-replay.ts): each
+// delivery's EventBridge event handed to its function `forgebridge-<stage>-<key>`.
 import { randomUUID } from 'node:crypto';
+import { LambdaClient } from '@aws-sdk/client-lambda';
 import { DEFAULT_SOURCE } from '../../lib/aws/core/index.js';
 import type { DeliveryDetails, DeliveryLog } from '../../lib/aws/internal.js';
 import {
@@ -38,6 +41,15 @@ export interface InspectorOptions {
   port?: number | undefined;
   /** How often the log is read for the live view while a page is connected, in ms. Default 300. */
   pollMs?: number | undefined;
+  /**
+   * serverless-offline's Lambda API (`http://127.0.0.1:<port>`), or a client of it: with it, the page replays to
+   * one subscriber. Without it, the page shows the CLI command instead.
+   */
+  lambda?: string | Pick<LambdaClient, 'send'> | undefined;
+  /** The stage whose functions are invoked (`forgebridge-<stage>-<key>`). Default `local`. */
+  stage?: string | undefined;
+  /** The EventBridge source of the events handed to a subscriber. Default FORGEBRIDGE_SOURCE, else `forge.webhooks`. */
+  eventSource?: string | undefined;
 }
 
 /** Posts a delivery to the ingest and hands back its answer. */
@@ -138,12 +150,54 @@ export function localActions(list: readonly InspectorSource[]): InspectorActions
  * console.log(inspector.url);
  * ```
  */
-export function startInspector(options: InspectorOptions): Promise<Inspector> {
-  return serveInspector({
-    log: options.log,
-    actions: localActions(options.sources),
-    rules: options.rules,
-    port: options.port,
-    pollMs: options.pollMs,
+export async function startInspector(options: InspectorOptions): Promise<Inspector> {
+  // An endpoint gets a client of its own, destroyed with the inspector; a client handed in stays the caller's.
+  const owned = typeof options.lambda === 'string' ? localLambdaClient(options.lambda) : undefined;
+  const lambda = owned ?? (typeof options.lambda === 'string' ? undefined : options.lambda);
+  const actions: InspectorActions = {
+    ...localActions(options.sources),
+    ...(lambda === undefined
+      ? {}
+      : {
+          bulkReplay: {
+            lambda,
+            stage: options.stage ?? 'local',
+            eventSource: options.eventSource ?? (process.env.FORGEBRIDGE_SOURCE || 'forge.webhooks'),
+          },
+        }),
+  };
+  let inspector: Inspector;
+  try {
+    inspector = await serveInspector({
+      log: options.log,
+      actions,
+      rules: options.rules,
+      port: options.port,
+      pollMs: options.pollMs,
+    });
+  } catch (error) {
+    owned?.destroy();
+    throw error;
+  }
+  return {
+    url: inspector.url,
+    async stop() {
+      try {
+        await inspector.stop();
+      } finally {
+        owned?.destroy();
+      }
+    },
+  };
+}
+
+/** A client of serverless-offline's Lambda API: one attempt, and room for a function's whole timeout. */
+function localLambdaClient(endpoint: string): LambdaClient {
+  return new LambdaClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    maxAttempts: 1,
+    requestHandler: { connectionTimeout: 5_000, requestTimeout: 130_000 },
   });
 }

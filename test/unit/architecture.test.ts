@@ -52,13 +52,14 @@ describe('the house rules', () => {
         const folder = libFolderOf(target);
         if (folder === undefined || folder === libFolderOf(file)) continue;
         // The CLI's entry point is its barrel for bin/forgebridge.js, and the local stack's state file (which the
-        // stack writes and the CLI reads) its second door; lib/aws has two more, SDK-free ones (core, and a
+        // stack writes and the CLI reads) its second door, the replay to one subscriber (which the inspector's page
+        // runs as `replay --since` does) its third; lib/aws has two more, SDK-free ones (core, and a
         // stage's settings), and a third for this repository's own code (internal.ts, not a package entry), which
         // the functions and the examples do not use: they import what a user can, `forgebridge/aws`.
         const userFacing = file.startsWith('functions/') || file.startsWith('examples/');
         const barrels =
           folder === 'cli'
-            ? ['lib/cli/run.ts', 'lib/cli/run.js', 'lib/cli/state-file.js']
+            ? ['lib/cli/run.ts', 'lib/cli/run.js', 'lib/cli/state-file.js', 'lib/cli/bulk-replay.js']
             : [
                 `lib/${folder}/index.js`,
                 ...(folder === 'aws'

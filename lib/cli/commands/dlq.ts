@@ -17,17 +17,17 @@ import { confirm, lambdaClient, subscriberNames } from './replay-bulk.js';
 /** The CloudFormation output naming a deployed stage's subscriber dead-letter queue. */
 export const DLQ_URL_OUTPUT = 'SubscriberDeadLetterQueueUrl';
 
-interface DlqOptions {
-  subscriber?: string;
+export interface DlqOptions {
+  subscriber?: string | undefined;
   limit: number;
-  json?: boolean;
-  dryRun?: boolean;
-  yes?: boolean;
+  json?: boolean | undefined;
+  dryRun?: boolean | undefined;
+  yes?: boolean | undefined;
   rate: number;
-  stage?: string;
-  region?: string;
-  stack?: string;
-  queueUrl?: string;
+  stage?: string | undefined;
+  region?: string | undefined;
+  stack?: string | undefined;
+  queueUrl?: string | undefined;
 }
 
 /** Where the queue is and how to reach it. */
@@ -245,7 +245,14 @@ async function runList(options: DlqOptions): Promise<number> {
   }
 }
 
-async function runReplay(options: DlqOptions): Promise<number> {
+/**
+ * Replays the subscriber's messages (those `only` keeps, when given: `replay --since … --outcome dead-lettered`
+ * narrows them to a window, a source and an event); the rest are let go untouched.
+ */
+export async function runReplay(
+  options: DlqOptions,
+  only?: (letter: DeadLetter) => boolean,
+): Promise<number> {
   const names = subscriberNames(options.subscriber as string, stageOf(options));
   const target = await resolveDlq(options);
   // Held for the whole run (SQS allows 12 hours): a run cut short lets them be seen again after that.
@@ -266,7 +273,7 @@ async function runReplay(options: DlqOptions): Promise<number> {
     } finally {
       spinner.stop();
     }
-    const mine = ofSubscriber(letters, names);
+    const mine = ofSubscriber(letters, names).filter((letter) => only === undefined || only(letter));
     held = mine.filter((letter) => letter.event !== undefined);
     // Every other message is let go at once: another subscriber's, or one that is not an event.
     const others = letters.filter((letter) => !held.includes(letter));

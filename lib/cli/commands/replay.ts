@@ -25,6 +25,7 @@ import { parseJson, positiveInteger } from '../parse.js';
 import { eventLabel } from '../record-format.js';
 import { getDelivery } from './deliveries.js';
 import { ReplayVias, runBulkReplay } from './replay-bulk.js';
+import { runDeadLettered } from './replay-dead-lettered.js';
 
 interface ReplayOptions extends LogOptions {
   source: string;
@@ -102,8 +103,11 @@ export function registerReplay(program: Command, version: string): void {
     .option('--event <event>', 'many: only this event or event.action (issues, issues.opened)')
     .option('--subscriber <name>', 'many: send to this subscriber only (its function key or name)')
     .addOption(
-      new Option('--outcome <outcome>', "many: the subscriber's outcome to select")
-        .choices(ReplayOutcomes)
+      new Option(
+        '--outcome <outcome>',
+        "many: the subscriber's outcome to select (dead-lettered: its messages in the rules' dead-letter queue)",
+      )
+        .choices([...ReplayOutcomes, 'dead-lettered'])
         .default('error'),
     )
     .addOption(
@@ -154,6 +158,11 @@ Exit codes: 0 replayed (a 2xx answer, published, replay completed), 1 not (non-2
     .action(async (id: string | undefined, options: ReplayOptions, self: Command) => {
       if (options.since !== undefined) {
         if (id !== undefined) throw new CliError('give a delivery id or "--since", not both');
+        if (options.outcome === 'dead-lettered') {
+          const source = self.getOptionValueSource('source') === 'default' ? undefined : options.source;
+          process.exitCode = await runDeadLettered({ ...options, source, since: options.since });
+          return;
+        }
         const target = await resolveLogTarget(options);
         const source = self.getOptionValueSource('source') === 'default' ? undefined : options.source;
         process.exitCode = await runBulkReplay({ ...options, source, since: options.since }, target);

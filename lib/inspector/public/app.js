@@ -337,8 +337,8 @@ function close() {
   for (const row of tbody.children) row.classList.remove('selected');
 }
 
-async function setupSamples() {
-  const { events, sources, target } = await api('/api/samples');
+async function setupSamples(catalogue) {
+  const { events, sources, target } = catalogue;
   document.getElementById('target').textContent = target ?? '';
   // A deployed stage gets no samples from here: the control goes.
   if (events.length === 0) {
@@ -386,5 +386,228 @@ function connect() {
   });
 }
 
+// Replay to a subscriber: a selection of the log (window, source, event, one subscriber's outcome) previewed first
+// (/api/bulk-replay/preview: the count and a sample, nothing sent), then sent to that subscriber alone
+// (POST /api/bulk-replay), its progress polled (/api/bulk-replay/:id). Where the inspector cannot invoke the
+// subscriber (a deployed stage), the panel shows the CLI command of the selection instead.
+const bulk = (id) => document.getElementById(`bulk-${id}`);
+/** The selection of the last preview with a count, what the button sends; undefined once a field changed. */
+let previewed;
+let bulkAvailable = false;
+let bulkRunning = false;
+/** The subscriber the button names: the last previewed, also once its run ended. */
+let bulkSubscriber;
+
+const shortName = (name) => name.replace(/^forgebridge-[\w]+-/, '');
+/** A `datetime-local` value (local time, to the second) of epoch ms. */
+const localInput = (ms) =>
+  new Date(ms - new Date(ms).getTimezoneOffset() * 60_000).toISOString().slice(0, 19);
+const inputTime = (value) => (value === '' ? undefined : new Date(value).toISOString());
+
+function bulkSelection() {
+  const selection = {
+    since: inputTime(bulk('since').value),
+    until: inputTime(bulk('until').value),
+    source: bulk('source').value.trim() || undefined,
+    event: bulk('event').value.trim() || undefined,
+    outcome: bulk('outcome').value,
+  };
+  const subscriber = bulk('subscriber').value;
+  return subscriber === '' ? selection : { ...selection, subscriber };
+}
+
+const postJson = (path, body) =>
+  api(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+function updateStart() {
+  const start = bulk('start');
+  const name = previewed?.subscriber ?? bulkSubscriber;
+  start.textContent = name ? `Replay to ${shortName(name)}` : 'Replay to a subscriber';
+  start.title = name ?? '';
+  start.disabled = bulkRunning || !bulkAvailable || !(previewed?.count > 0);
+}
+
+/** The CLI command of the selection, for an inspector that does not send (a deployed stage's). */
+function updateCommand() {
+  if (bulkAvailable) return;
+  const s = bulkSelection();
+  const stage = /^stage "(.+)"$/.exec(document.getElementById('target').textContent)?.[1] ?? '<stage>';
+  const quote = (value) => (/^[\w.:+-]+$/.test(value) ? value : `'${value.replace(/'/g, "'\\''")}'`);
+  bulk('command').textContent = [
+    'npx forgebridge replay',
+    `--stage ${quote(stage)}`,
+    `--since ${s.since ?? '1h'}`,
+    s.until ? `--until ${s.until}` : '',
+    s.source ? `--source ${quote(s.source)}` : '',
+    s.event ? `--event ${quote(s.event)}` : '',
+    `--subscriber ${quote(s.subscriber ? shortName(s.subscriber) : '<subscriber>')}`,
+    `--outcome ${s.outcome}`,
+  ]
+    .filter(Boolean)
+    .join(' ');
+}
+
+/** Fills the subscriber select with those that reported on a delivery of the window, keeping the choice. */
+async function loadSubscribers() {
+  const select = bulk('subscriber');
+  const { subscriber, ...selection } = bulkSelection();
+  if (selection.since === undefined) return;
+  const { subscribers } = await postJson('/api/bulk-replay/preview', selection);
+  const keep = subscribers.includes(select.value) ? select.value : subscribers[0];
+  select.replaceChildren(
+    ...(subscribers.length === 0
+      ? [el('option', { value: '' }, 'none reported in this window')]
+      : subscribers.map((name) =>
+          el('option', { value: name, title: name, selected: name === keep }, shortName(name)),
+        )),
+  );
+  bulk('preview').disabled = subscribers.length === 0;
+  updateCommand();
+}
+
+function showPreview(answer) {
+  previewed = { ...bulkSelection(), subscriber: answer.subscriber, count: answer.count };
+  bulkSubscriber = answer.subscriber;
+  bulk('result').hidden = false;
+  bulk('stale').hidden = true;
+  bulk('count').textContent = String(answer.count);
+  const what = answer.outcome === 'error' ? 'reported error' : 'reported on';
+  bulk('what').textContent =
+    `deliver${answer.count === 1 ? 'y' : 'ies'} ${shortName(answer.subscriber)} ${what}`;
+  bulk('window').textContent =
+    `${new Date(answer.since).toLocaleString()} to ${answer.until ? new Date(answer.until).toLocaleString() : 'now'}` +
+    `${answer.source ? `, source ${answer.source}` : ''}${answer.event ? `, ${answer.event}` : ''}`;
+  bulk('sample')
+    .querySelector('tbody')
+    .replaceChildren(
+      ...answer.sample.map((d) =>
+        el(
+          'tr',
+          { 'data-delivery-id': d.deliveryId },
+          el('td', { class: 'time' }, time(d.receivedAt)),
+          el('td', { class: 'event' }, d.event),
+          el('td', { class: 'id' }, d.deliveryId),
+          el('td', { class: 'muted' }, d.error ?? d.outcome),
+        ),
+      ),
+    );
+  const more = answer.count - answer.sample.length;
+  bulk('more').hidden = more <= 0;
+  bulk('more').textContent = `and ${more} more`;
+  updateStart();
+}
+
+async function preview() {
+  bulk('error').textContent = '';
+  try {
+    showPreview(await postJson('/api/bulk-replay/preview', bulkSelection()));
+  } catch (error) {
+    previewed = undefined;
+    bulk('result').hidden = true;
+    bulk('error').textContent = error.message;
+    updateStart();
+  }
+}
+
+function showRun(run) {
+  const bar = bulk('bar');
+  bar.hidden = false;
+  bar.max = Math.max(run.total, 1);
+  bar.value = run.total === 0 ? 1 : run.done;
+  const failed = run.failed > 0 ? `, ${run.failed} failed` : '';
+  const progress = bulk('progress');
+  progress.dataset.state = run.state;
+  progress.classList.toggle('bad', run.failed > 0);
+  progress.textContent =
+    run.state === 'running'
+      ? `${run.done} / ${run.total} sent to ${shortName(run.subscriber)}${failed}`
+      : `${run.failed === 0 ? 'replayed' : 'replayed with failures'}: ${run.sent} of ${run.total} to ${shortName(run.subscriber)} in ${(run.durationMs / 1000).toFixed(1)} s${failed}`;
+  bulk('failures').replaceChildren(
+    ...run.failures.map((f) => el('li', {}, el('span', { class: 'id' }, f.deliveryId), ` ${f.error}`)),
+  );
+}
+
+async function follow(run) {
+  bulkRunning = true;
+  updateStart();
+  try {
+    let current = run;
+    showRun(current);
+    while (current.state === 'running') {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      current = await api(`/api/bulk-replay/${encodeURIComponent(current.id)}`);
+      showRun(current);
+    }
+  } finally {
+    // The count shown is what was selected before the run: a new preview says what is left (0 for `error` once
+    // the subscriber took them all), and only then can it be sent again.
+    previewed = undefined;
+    bulk('stale').hidden = bulk('result').hidden;
+    bulkRunning = false;
+    updateStart();
+  }
+}
+
+async function startBulk() {
+  if (previewed === undefined) return;
+  const { count, ...selection } = previewed;
+  bulk('error').textContent = '';
+  bulkRunning = true;
+  updateStart();
+  try {
+    const run = await postJson('/api/bulk-replay', selection);
+    await follow(run);
+  } catch (error) {
+    bulk('error').textContent = error.message;
+    bulkRunning = false;
+    updateStart();
+  }
+}
+
+async function setupBulk(catalogue) {
+  const status = await api('/api/bulk-replay');
+  bulkAvailable = status.available;
+  bulk('run').hidden = !bulkAvailable;
+  bulk('cli').hidden = bulkAvailable;
+  bulk('since').value = localInput(Date.now() - 60 * 60_000);
+  bulk('sources').replaceChildren(...catalogue.sources.map((name) => el('option', { value: name })));
+  // The events of the catalogue, and each event alone (`issues`: any action).
+  const events = [...new Set(catalogue.events.flatMap((name) => [name.split('.')[0], name]))].sort();
+  bulk('events').replaceChildren(...events.map((name) => el('option', { value: name })));
+  let timer;
+  const changed = (event) => {
+    // A changed selection needs a preview of its own before it is sent.
+    previewed = undefined;
+    bulkSubscriber = undefined;
+    bulk('result').hidden = true;
+    updateStart();
+    updateCommand();
+    if (event.target === bulk('subscriber') || event.target === bulk('outcome')) return;
+    clearTimeout(timer);
+    timer = setTimeout(
+      () => loadSubscribers().catch((error) => (bulk('error').textContent = error.message)),
+      250,
+    );
+  };
+  for (const id of ['since', 'until', 'source', 'event', 'subscriber', 'outcome']) {
+    bulk(id).addEventListener('input', changed);
+    bulk(id).addEventListener('change', changed);
+  }
+  bulk('form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    preview();
+  });
+  bulk('start').addEventListener('click', () => startBulk());
+  document.getElementById('bulk').addEventListener('toggle', () => {
+    if (document.getElementById('bulk').open) loadSubscribers().catch(() => undefined);
+  });
+  updateCommand();
+  // A run started before this page loaded: followed, or its summary shown.
+  if (status.run?.state === 'running') follow(status.run).catch(() => undefined);
+  else if (status.run) showRun(status.run);
+}
+
 connect();
-setupSamples().catch(() => undefined);
+api('/api/samples')
+  .then((catalogue) => Promise.all([setupSamples(catalogue), setupBulk(catalogue)]))
+  .catch(() => undefined);

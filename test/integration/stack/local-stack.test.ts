@@ -17,6 +17,7 @@ import { dlqSuite } from './suites/dlq.js';
 import { examplesSuite } from './suites/examples.js';
 import { forgesSuite } from './suites/forges.js';
 import { inspectorSuite } from './suites/inspector.js';
+import { inspectorReplaySuite } from './suites/inspector-replay.js';
 import { orderedSuite } from './suites/ordered.js';
 import { reconcileSuite } from './suites/reconcile.js';
 import { replaySuite } from './suites/replay.js';
@@ -63,6 +64,7 @@ examplesSuite(stack);
 reconcileSuite(stack);
 connectSuite(stack);
 replaySuite(stack);
+inspectorReplaySuite(stack);
 dlqSuite(stack);
 // Last before the late check: its load (50 senders at once) would slow the suites above.
 orderedSuite(stack);
