@@ -93,7 +93,7 @@ const SUPPRESSIONS: readonly Suppression[] = [
     rule: /^AwsSolutions-IAM5\[Resource::\*\]$/,
     resources: /^ReplayOperatorPolicy$/,
     reason:
-      'events:ListRuleNamesByTarget (how replay --since finds a subscriber\'s rules by their target) takes no ' +
+      "events:ListRuleNamesByTarget (how replay --since finds a subscriber's rules by their target) takes no " +
       'resource-level permission: "*" or nothing; it lists rule names only',
   },
   {

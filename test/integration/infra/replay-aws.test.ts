@@ -14,7 +14,7 @@ import {
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { runSimulation } from '@cloud-copilot/iam-simulate';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveryRecord } from '../../../lib/aws/internal.js';
 import { archiveReplay, busArnOf, replayName } from '../../../lib/cli/aws-replay.js';
 import { replayToFunction, type SelectedDelivery } from '../../../lib/cli/bulk-replay.js';
@@ -64,8 +64,14 @@ beforeAll(async () => {
   });
 }, 200_000);
 
+// The classes' prototypes are stubbed while this file runs, and restored after it: the integration files share one
+// module context (isolate: false), and the next file of this worker talks to real servers.
 const eventBridge = mockClient(EventBridgeClient);
 const lambda = mockClient(LambdaClient);
+afterAll(() => {
+  eventBridge.restore();
+  lambda.restore();
+});
 /** Every call the tests made, as IAM sees it: the action and each resource it names. */
 const calls: { action: string; resources: string[] }[] = [];
 afterEach(() => {
