@@ -185,7 +185,7 @@ export function createGitHubApps(options: GitHubAppsOptions = {}): GitHubApps {
       }
     }
     const narrowed = repositories !== undefined || request.repository_ids !== undefined;
-    const token = `ghs_${randomBytes(27).toString('base64url').slice(0, 36)}`;
+    const token = installationTokenValue();
     const expiresAtMs = now() + lifetime * 1000;
     tokens.set(token, {
       appId: installation.appId,
@@ -259,4 +259,14 @@ export function createGitHubApps(options: GitHubAppsOptions = {}): GitHubApps {
       accessTokenRequests = 0;
     },
   };
+}
+
+const TOKEN_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** GitHub's installation token shape: `ghs_` and 36 letters and digits (never `-` or `_`, which base64url has). */
+function installationTokenValue(): string {
+  const bytes = randomBytes(36);
+  let body = '';
+  for (const byte of bytes) body += TOKEN_ALPHABET[byte % TOKEN_ALPHABET.length];
+  return `ghs_${body}`;
 }
