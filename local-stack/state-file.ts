@@ -10,9 +10,9 @@ export interface StateOf {
   readonly secret: string;
   readonly sources: readonly LocalSource[];
   readonly endpoints: Pick<LocalStack['endpoints'], 'dynamodb'> &
-    Partial<Pick<LocalStack['endpoints'], 'lambda' | 'sqs'>>;
+    Partial<Pick<LocalStack['endpoints'], 'lambda' | 'sqs' | 'eventBridge'>>;
   readonly names: Pick<LocalStack['names'], 'deliveriesTable' | 'dedupeTable'> &
-    Partial<Pick<LocalStack['names'], 'subscriberDlq'>>;
+    Partial<Pick<LocalStack['names'], 'subscriberDlq' | 'bus'>>;
 }
 
 /** What the state file holds for `stack`. */
@@ -25,11 +25,13 @@ export function localStackState(stack: StateOf): LocalStackState {
       dynamodb: stack.endpoints.dynamodb,
       ...(stack.endpoints.lambda === undefined ? {} : { lambda: stack.endpoints.lambda }),
       ...(stack.endpoints.sqs === undefined ? {} : { sqs: stack.endpoints.sqs }),
+      ...(stack.endpoints.eventBridge === undefined ? {} : { eventBridge: stack.endpoints.eventBridge }),
     },
     names: {
       deliveriesTable: stack.names.deliveriesTable,
       dedupeTable: stack.names.dedupeTable,
       ...(stack.names.subscriberDlq === undefined ? {} : { subscriberDlq: stack.names.subscriberDlq }),
+      ...(stack.names.bus === undefined ? {} : { bus: stack.names.bus }),
     },
   };
 }

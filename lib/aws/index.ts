@@ -96,6 +96,8 @@ export type { RedriveReport } from './queue/index.js';
 export type { ReconcileReport, SourceCounts } from './reconcile/types.js';
 export {
   createSubscriber,
+  type DeliveryReplay,
+  type ReplayMode,
   type ResolveDeliveryDependencies,
   type ResolvedDelivery,
   resolveDelivery,
@@ -118,6 +120,7 @@ export type {
   IngestResponse,
   LoggerLike,
   PayloadRef,
+  ReplayMark,
   TokenKey,
   TokenLike,
 } from './types.js';

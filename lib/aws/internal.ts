@@ -33,7 +33,7 @@ export { sdkTimeouts, withoutSdkCallLog } from './env.js';
 export { createIngestHandler } from './handlers/ingest.js';
 export { createReconcileHandler } from './handlers/reconcile.js';
 export { createOrderedSubscriberHandler, createSubscriberHandler } from './handlers/subscriber.js';
-export { buildEventEntry, partitionKeyOf, streamEventOf } from './publish/index.js';
+export { buildEventEntry, eventEntrySize, partitionKeyOf, streamEventOf } from './publish/index.js';
 export { type ReconcileLastRun, readReconcileRun } from './reconcile/last-run.js';
 export type { ReconcileReport } from './reconcile/types.js';
 export { parseSecretList } from './secrets.js';
@@ -54,4 +54,4 @@ export {
   withSourceHooks,
 } from './stage/index.js';
 export { createSubscriber } from './subscriber/index.js';
-export type { DeliveryDetail, DeliveryEntry, PayloadRef } from './types.js';
+export type { DeliveryDetail, DeliveryEntry, PayloadRef, ReplayMark } from './types.js';

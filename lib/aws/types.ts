@@ -87,6 +87,22 @@ export interface DeliveryDetail {
   /** The whole payload, or only the routing fields when `payloadRef` is set. */
   payload: unknown;
   payloadRef?: PayloadRef;
+  /** Set when `forgebridge replay --since` put the delivery on the bus again: see {@link ReplayMark}. */
+  replay?: ReplayMark;
+}
+
+/**
+ * What a delivery put on the bus again by `forgebridge replay --since` (without `--subscriber`) carries, under its
+ * original delivery id: the run, when it was sent, and the subscribers that had reported `ok` for it by then (their
+ * names in the delivery log), so each of those can tell it has already taken it.
+ */
+export interface ReplayMark {
+  /** The replay run's id: every delivery of one run carries the same. */
+  run: string;
+  /** When the run sent it (ISO 8601). */
+  at: string;
+  /** The subscribers that had reported `ok` for the delivery when it was sent again. */
+  ok: string[];
 }
 
 /** The PutEvents request entry for one delivery (the SDK's `PutEventsRequestEntry`, with the fields we set). */

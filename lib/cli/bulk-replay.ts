@@ -6,7 +6,7 @@
  * selected, and nothing it took is sent twice.
  */
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
-import type { DeliveryDetails, DeliveryLog, DeliveryRecord } from '../aws/internal.js';
+import type { DeliveryDetails, DeliveryEntry, DeliveryLog, DeliveryRecord } from '../aws/internal.js';
 import { buildEventEntry, streamEventOf } from '../aws/internal.js';
 import { CliError, ExitCodes } from './errors.js';
 
@@ -45,7 +45,7 @@ export interface SelectedDelivery {
 }
 
 /** The log outcomes of a request whose delivery went onto the bus (now, or through the retrier). */
-const ON_THE_BUS = new Set(['published', 'queued', 'recovered']);
+export const ON_THE_BUS: ReadonlySet<string> = new Set(['published', 'queued', 'recovered']);
 /** Records per page read from the log. */
 const PAGE = 1_000;
 
@@ -136,13 +136,13 @@ function pick(
 }
 
 /**
- * The EventBridge event a subscriber's rule hands its target for this delivery: the detail the ingest put on the
- * bus (built again from the logged body, or its claim check's reference), under the delivery's id.
+ * The PutEvents entry the ingest built for this delivery: the detail it put on the bus (built again from the
+ * logged body, or its claim check's reference), under the delivery's id.
  */
-export function subscriberEvent(
+export function deliveryEntryOf(
   details: DeliveryDetails,
-  options: { hook?: string | undefined; eventSource: string; now?: Date },
-): Record<string, unknown> {
+  options: { hook?: string | undefined; eventSource: string },
+): DeliveryEntry {
   const records = details.records.filter((record) => (record.hook ?? undefined) === options.hook);
   const published = records.find((record) => record.event !== undefined && ON_THE_BUS.has(record.outcome));
   const withBody = records.find((record) => record.body !== undefined);
@@ -170,7 +170,7 @@ export function subscriberEvent(
     // the log kept it.
     payload = withBody?.body === undefined ? {} : JSON.parse(Buffer.from(withBody.body).toString('utf8'));
   }
-  const entry = buildEventEntry(
+  return buildEventEntry(
     {
       id: details.deliveryId,
       name: fields.event,
@@ -187,6 +187,14 @@ export function subscriberEvent(
       ...(claimed?.payloadRef === undefined ? {} : { payloadRef: claimed.payloadRef }),
     },
   );
+}
+
+/** The EventBridge event a subscriber's rule hands its target for this delivery ({@link deliveryEntryOf}). */
+export function subscriberEvent(
+  details: DeliveryDetails,
+  options: { hook?: string | undefined; eventSource: string; now?: Date },
+): Record<string, unknown> {
+  const entry = deliveryEntryOf(details, options);
   return { ...streamEventOf(entry, options.now ?? new Date()), resources: [] };
 }
 

@@ -38,13 +38,22 @@ export interface LocalStackState {
   readonly secret: string;
   /** Every webhook source: name, forge, URL and the secret(s) it verifies with. */
   readonly sources: readonly LocalSource[];
-  /** `lambda`: serverless-offline's Lambda API, where `forgebridge reconcile` invokes the reconcile function. */
-  readonly endpoints: { readonly dynamodb: string; readonly lambda?: string; readonly sqs?: string };
-  /** `subscriberDlq`: the subscriber rules' dead-letter queue (`forgebridge dlq`), on `endpoints.sqs`. */
+  /**
+   * `lambda`: serverless-offline's Lambda API, where `forgebridge reconcile` invokes the reconcile function;
+   * `eventBridge`: its EventBridge, where `forgebridge replay --since` puts deliveries on the bus again.
+   */
+  readonly endpoints: {
+    readonly dynamodb: string;
+    readonly lambda?: string;
+    readonly sqs?: string;
+    readonly eventBridge?: string;
+  };
+  /** `subscriberDlq`: the subscriber rules' dead-letter queue (`forgebridge dlq`), on `endpoints.sqs`; `bus`: the bus. */
   readonly names: {
     readonly deliveriesTable: string;
     readonly dedupeTable: string;
     readonly subscriberDlq?: string;
+    readonly bus?: string;
   };
 }
 
@@ -83,8 +92,8 @@ export function readStackState(file: URL | string = STATE_FILE): FoundStackState
   const webhookUrl = stringAt(state, 'webhookUrl');
   const secret = stringAt(state, 'secret');
   const sources = Array.isArray(state.sources) ? state.sources.filter(isSource) : undefined;
-  const endpoints = pick(state.endpoints, ['dynamodb', 'lambda', 'sqs']);
-  const names = pick(state.names, ['deliveriesTable', 'dedupeTable', 'subscriberDlq']);
+  const endpoints = pick(state.endpoints, ['dynamodb', 'lambda', 'sqs', 'eventBridge']);
+  const names = pick(state.names, ['deliveriesTable', 'dedupeTable', 'subscriberDlq', 'bus']);
   return {
     ...(webhookUrl === undefined ? {} : { webhookUrl }),
     ...(secret === undefined ? {} : { secret }),

@@ -10,7 +10,7 @@ import { ForgebridgeMetrics } from '../metrics.js';
 import { type KinesisBatchRecord, streamEventOfRecord } from '../publish/index.js';
 import { errorCode } from '../rules.js';
 import { readDeliveryLogConfig } from '../stage/function-config.js';
-import { createSubscriber } from '../subscriber/index.js';
+import { createSubscriber, type ReplayMode } from '../subscriber/index.js';
 import type { DeliveryDetail, LoggerLike } from '../types.js';
 import { deliveryLogKey, loggerContext } from './observability.js';
 
@@ -32,6 +32,11 @@ export interface SubscriberHandlerOptions {
   register?: ((events: SubscriberEvents, context: SubscriberContext) => void) | undefined;
   /** The subscriber's name in the delivery log. Default: the function's own (`AWS_LAMBDA_FUNCTION_NAME`), else `subscriber`. */
   name?: string | undefined;
+  /**
+   * A delivery `forgebridge replay --since` put on the whole bus again that this subscriber had reported `ok`:
+   * skipped (`skip-ok`, the default: a `replay skipped` line, no handler runs) or handled again (`run`).
+   */
+  replays?: ReplayMode | undefined;
   /** Where the configuration is read from. Default `process.env`. */
   env?: Env | undefined;
   /** `s3` reads claim-checked payloads, `dynamodb` writes the delivery report; each built when not given. */
@@ -76,7 +81,9 @@ export function createSubscriberHandler(options: SubscriberHandlerOptions = {}):
   const s3 = options.clients?.s3 ?? withoutSdkCallLog(new S3Client(sdkTimeouts()));
   const events = createEventHandler();
   options.register?.(events, { logger });
-  const receive = createSubscriber({ events, logger, s3 });
+  // The function's own name (`forgebridge-prod-onIssuesOpened`): the log's row names who received it.
+  const name = options.name ?? env.AWS_LAMBDA_FUNCTION_NAME ?? 'subscriber';
+  const receive = createSubscriber({ events, logger, s3, name, replays: options.replays });
   const chain = middy(async (event: EventBridgeEvent<string, DeliveryDetail>) => {
     await receive(event);
   });
@@ -99,8 +106,6 @@ export function createSubscriberHandler(options: SubscriberHandlerOptions = {}):
               ttlSeconds: logConfig.ttlSeconds,
             })));
   if (report === undefined) return chain;
-  // The function's own name (`forgebridge-prod-onIssuesOpened`): the log's row names who received it.
-  const name = options.name ?? env.AWS_LAMBDA_FUNCTION_NAME ?? 'subscriber';
   const metrics =
     options.metrics === false ? undefined : (options.metrics ?? new ForgebridgeMetrics({ env }));
   return withDeliveryReport(metrics === undefined ? chain : timed(chain, name, metrics), {

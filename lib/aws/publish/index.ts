@@ -6,7 +6,7 @@
 
 export { orderByText, parseOrderBy } from '../order-by.js';
 export { ClaimCheck, type ClaimCheckOptions } from './claim-check.js';
-export { buildEventEntry, type EventEntryOptions } from './event-entry.js';
+export { buildEventEntry, type EventEntryOptions, eventEntrySize } from './event-entry.js';
 export {
   OUTPUT_ORDER,
   type OutputName,

@@ -4,8 +4,9 @@
  * log, dispatch). It imports none of the delivery path (lib/aws/ingest, lib/aws/queue, lib/aws/publish).
  */
 export {
+  type DeliveryReplay,
   type ResolveDeliveryDependencies,
   type ResolvedDelivery,
   resolveDelivery,
 } from './resolve-delivery.js';
-export { createSubscriber, type SubscriberOptions } from './subscriber.js';
+export { createSubscriber, type ReplayMode, ReplayModes, type SubscriberOptions } from './subscriber.js';

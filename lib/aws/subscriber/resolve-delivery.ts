@@ -29,12 +29,35 @@ export interface ResolvedDelivery {
   nativeName?: string;
   /** `detail.nativeAction`: the forge's own action. */
   nativeAction?: string | undefined;
+  /**
+   * Set when `forgebridge replay --since` put the delivery on the bus again under its original id (`detail.replay`,
+   * when well-formed): the run, when it was sent, the subscribers that had reported `ok` for it by then, and whether
+   * the subscriber resolving it (`subscriber` of the dependencies) is one of them.
+   */
+  replay?: DeliveryReplay;
+}
+
+/** {@link ResolvedDelivery.replay}: a delivery sent again to the whole bus. */
+export interface DeliveryReplay {
+  /** The replay run's id. */
+  run: string;
+  /** When the run sent it (ISO 8601). */
+  at: string;
+  /** The subscribers (their names in the delivery log) that had reported `ok` for the delivery by then. */
+  ok: readonly string[];
+  /** `true` when the resolving subscriber is in {@link ok}: it has already taken this delivery. */
+  alreadyOk: boolean;
 }
 
 /** Collaborators of {@link resolveDelivery}. */
 export interface ResolveDeliveryDependencies {
   /** S3 client, needed only for claim-checked events (those with `detail.payloadRef`). */
   s3?: S3Client | undefined;
+  /**
+   * The resolving subscriber's name in the delivery log (its function's name by default): a replayed delivery's
+   * `replay.alreadyOk` says whether it is one of those that had taken it.
+   */
+  subscriber?: string | undefined;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -76,7 +99,11 @@ export async function resolveDelivery(
   }
   const shaped = detail as unknown as DeliveryDetail;
   if (detail.payloadRef === undefined) {
-    return withRoute({ id: shaped.delivery, name: shaped.event, payload: shaped.payload }, detail);
+    return withRoute(
+      { id: shaped.delivery, name: shaped.event, payload: shaped.payload },
+      detail,
+      deps.subscriber,
+    );
   }
   const ref = detail.payloadRef;
   if (!isPayloadRef(ref)) {
@@ -121,11 +148,15 @@ export async function resolveDelivery(
       },
     );
   }
-  return withRoute({ id: shaped.delivery, name: shaped.event, payload }, detail);
+  return withRoute({ id: shaped.delivery, name: shaped.event, payload }, detail, deps.subscriber);
 }
 
 /** Adds the forge fields of `detail` that are well-formed; an event without `forge` keeps `payload.action`. */
-function withRoute(delivery: ResolvedDelivery, detail: Record<string, unknown>): ResolvedDelivery {
+function withRoute(
+  delivery: ResolvedDelivery,
+  detail: Record<string, unknown>,
+  subscriber: string | undefined,
+): ResolvedDelivery {
   const text = (key: string) => (typeof detail[key] === 'string' ? (detail[key] as string) : undefined);
   const forge = text('forge');
   if (forge !== undefined && (Forges as readonly string[]).includes(forge)) {
@@ -140,5 +171,21 @@ function withRoute(delivery: ResolvedDelivery, detail: Record<string, unknown>):
   if (source !== undefined) delivery.source = source;
   const hook = text('hook');
   if (hook !== undefined) delivery.hook = hook;
+  const replay = replayOf(detail.replay, subscriber);
+  if (replay !== undefined) delivery.replay = replay;
   return delivery;
+}
+
+/** `detail.replay` when it is well-formed (a run, a time, the names that took it); anything else is no replay. */
+function replayOf(value: unknown, subscriber: string | undefined): DeliveryReplay | undefined {
+  if (!isRecord(value)) return undefined;
+  const { run, at, ok } = value;
+  if (typeof run !== 'string' || run === '' || typeof at !== 'string' || !Array.isArray(ok)) return undefined;
+  const names = ok.filter((name): name is string => typeof name === 'string' && name !== '');
+  return {
+    run,
+    at,
+    ok: names,
+    alreadyOk: subscriber !== undefined && subscriber !== '' && names.includes(subscriber),
+  };
 }

@@ -11,7 +11,22 @@ export interface SubscriberOptions {
   logger: Pick<LoggerLike, 'info'>;
   /** Reads claim-checked payloads; needed only for events with `detail.payloadRef`. */
   s3?: S3Client | undefined;
+  /**
+   * The subscriber's name in the delivery log (its function's name by default): how it finds itself among those
+   * that had taken a replayed delivery.
+   */
+  name?: string | undefined;
+  /**
+   * What a delivery put on the whole bus again (`forgebridge replay --since` without `--subscriber`) does here:
+   * `skip-ok` (default) skips it when this subscriber had reported it `ok` (one `replay skipped` line, no handler
+   * runs), `run` runs the handlers on every replay.
+   */
+  replays?: ReplayMode | undefined;
 }
+
+/** {@link SubscriberOptions.replays}. */
+export const ReplayModes = ['skip-ok', 'run'] as const;
+export type ReplayMode = (typeof ReplayModes)[number];
 
 /**
  * Builds the body of a subscriber Lambda: it resolves the delivery from the EventBridge event (through the S3
@@ -19,7 +34,8 @@ export interface SubscriberOptions {
  * (`delivery`, `event`, `action` when present, `detailType`, `claimCheck`, `forge` and `source` when present;
  * never the payload) and returns it.
  * The line is written once the handlers succeeded: a failed invocation that EventBridge retries logs one line
- * for the retry that got through, not one per attempt.
+ * for the retry that got through, not one per attempt. A delivery replayed to the whole bus that this subscriber
+ * (`name`) had reported `ok` is skipped unless `replays` is `run`: it logs `replay skipped` instead.
  *
  * @example
  * ```ts
@@ -34,11 +50,24 @@ export function createSubscriber(
 ): (
   event: Pick<EventBridgeEvent<string, DeliveryDetail>, 'detail' | 'detail-type'>,
 ) => Promise<ResolvedDelivery> {
-  const { events, logger, s3 } = options;
+  const { events, logger, s3, name } = options;
+  const replays = options.replays ?? 'skip-ok';
   if (typeof events?.receive !== 'function') throw new TypeError('"events" must have a "receive" function');
   if (typeof logger?.info !== 'function') throw new TypeError('"logger" must have an "info" function');
+  if (!(ReplayModes as readonly string[]).includes(replays)) {
+    throw new TypeError(`"replays" must be one of ${ReplayModes.map((mode) => `"${mode}"`).join(', ')}`);
+  }
   return async (event) => {
-    const delivery = await resolveDelivery(event, { s3 });
+    const delivery = await resolveDelivery(event, { s3, subscriber: name });
+    if (delivery.replay?.alreadyOk === true && replays === 'skip-ok') {
+      logger.info('replay skipped', {
+        delivery: delivery.id,
+        event: delivery.name,
+        replay: delivery.replay.run,
+        reason: 'this subscriber had reported it ok',
+      });
+      return delivery;
+    }
     await events.receive(delivery);
     // resolveDelivery also takes the detail as JSON text (a relay's input transformer); it parsed by now.
     const detail: Partial<DeliveryDetail> =

@@ -25,7 +25,9 @@ import { parseJson, positiveInteger } from '../parse.js';
 import { eventLabel } from '../record-format.js';
 import { getDelivery } from './deliveries.js';
 import { ReplayVias, runBulkReplay } from './replay-bulk.js';
+import { runBusReplay } from './replay-bus.js';
 import { runDeadLettered } from './replay-dead-lettered.js';
+import { REPLAY_HELP } from './replay-help.js';
 
 interface ReplayOptions extends LogOptions {
   source: string;
@@ -101,7 +103,10 @@ export function registerReplay(program: Command, version: string): void {
     .option('--since <time>', 'many: select the deliveries received since then (30m, 2h, 2026-11-23T08:00Z)')
     .option('--until <time>', 'many: ... and before then (default now)')
     .option('--event <event>', 'many: only this event or event.action (issues, issues.opened)')
-    .option('--subscriber <name>', 'many: send to this subscriber only (its function key or name)')
+    .option(
+      '--subscriber <name>',
+      'many: send to this subscriber only (its function key or name; default: to the bus, for every rule)',
+    )
     .addOption(
       new Option(
         '--outcome <outcome>',
@@ -124,37 +129,7 @@ export function registerReplay(program: Command, version: string): void {
         .argParser((value) => positiveInteger(value, '--rate')),
     );
   addLogOptions(command)
-    .addHelpText(
-      'after',
-      `
-Local: re-sends the stored raw body and headers (signature headers signed again with the secret) to the
-ingest; the same delivery id gets the dedupe's answer, "--fresh-id" a new delivery.
-AWS ("--stage"): a claim-checked delivery is put on the bus again from its S3 object (the entry the ingest
-builds); any other starts an archive replay (StartReplay) of its time window into the bus and follows it.
-An archive replay re-sends every archived event of the window that the rules match, not only this one.
-Two hooks (two GitHub Apps on one URL) get one event under one delivery id, each its own delivery: such an id
-is replayed with "--hook <id>" (the hook's record: its body, its headers, "detail.hook"); one hook needs none.
-
-Many ("--since"): the deliveries one subscriber failed ("--outcome error", the default) or reported on at all
-("--outcome any") in a window, by source and event, are counted with a sample first, then sent to that subscriber
-alone: its function is invoked with each delivery's event, as its rule would hand it (the local stack's through
-serverless-offline, a stage's through AWS Lambda), "--rate" a second; the other subscribers are not run again.
-Off a terminal the send needs "--yes". A run that was stopped is resumed by running it again: what the subscriber
-reported "ok" since is no longer selected. On a stage ("--stage") the default is the bus archive's replay
-(StartReplay over the deliveries' window, only to the subscriber's rules: it re-sends every event of that window
-they match); what the archive no longer holds is sent to the function directly; "--via invoke" sends all directly.
-
-Examples:
-  $ forgebridge replay --since 2h --subscriber onIssuesOpened --dry-run
-  $ forgebridge replay --since 2026-11-23T08:00Z --until 2026-11-23T10:00Z --event push --subscriber onPush --yes
-  $ forgebridge replay 0b1e4c2a-...
-  $ forgebridge replay 0b1e4c2a-... --fresh-id --json
-  $ forgebridge replay 0b1e4c2a-... --source github --hook 2202
-  $ forgebridge replay 0b1e4c2a-... --stage prod --archive arn:aws:events:eu-west-1:123456789012:archive/forgebridge-prod
-
-Exit codes: 0 replayed (a 2xx answer, published, replay completed), 1 not (non-2xx, refused, replay failed),
-2 bad input or unknown delivery, 3 log or URL not reachable.`,
-    )
+    .addHelpText('after', REPLAY_HELP)
     .action(async (id: string | undefined, options: ReplayOptions, self: Command) => {
       if (options.since !== undefined) {
         if (id !== undefined) throw new CliError('give a delivery id or "--since", not both');
@@ -165,7 +140,11 @@ Exit codes: 0 replayed (a 2xx answer, published, replay completed), 1 not (non-2
         }
         const target = await resolveLogTarget(options);
         const source = self.getOptionValueSource('source') === 'default' ? undefined : options.source;
-        process.exitCode = await runBulkReplay({ ...options, source, since: options.since }, target);
+        const many = { ...options, source, since: options.since };
+        process.exitCode =
+          options.subscriber === undefined
+            ? await runBusReplay(many, target)
+            : await runBulkReplay(many, target);
         return;
       }
       if (id === undefined) throw new CliError('give a delivery id, or "--since" to select many');

@@ -9,6 +9,7 @@ import {
   DescribeReplayCommand,
   EventBridgeClient,
   ListRuleNamesByTargetCommand,
+  PutEventsCommand,
   StartReplayCommand,
 } from '@aws-sdk/client-eventbridge';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
@@ -18,7 +19,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveryRecord } from '../../../lib/aws/internal.js';
 import { archiveReplay, busArnOf, replayName } from '../../../lib/cli/aws-replay.js';
 import { replayToFunction, type SelectedDelivery } from '../../../lib/cli/bulk-replay.js';
+import { replayToBus } from '../../../lib/cli/bus-replay.js';
 import { runBulkReplay, subscriberNames } from '../../../lib/cli/commands/replay-bulk.js';
+import { busOf } from '../../../lib/cli/commands/replay-bus.js';
 import { planOnStage } from '../../../lib/cli/commands/replay-stage.js';
 import type { LogTarget } from '../../../lib/cli/delivery-log.js';
 import { CliError } from '../../../lib/cli/errors.js';
@@ -94,7 +97,15 @@ afterEach(() => {
             ]
           : name === 'DescribeReplay'
             ? [arn('replay', input.ReplayName as string)]
-            : ['*'];
+            : name === 'PutEvents'
+              ? [
+                  ...new Set(
+                    (input.Entries as { EventBusName: string }[]).map((entry) =>
+                      arn('event-bus', entry.EventBusName),
+                    ),
+                  ),
+                ]
+              : ['*'];
     calls.push({ action: `events:${name}`, resources });
   }
   for (const call of lambda.commandCalls(InvokeCommand)) {
@@ -286,6 +297,60 @@ describe('replay --since --subscriber on a stage, against the packaged template'
   });
 });
 
+describe('replay --since without --subscriber on a stage, against the packaged template', () => {
+  it("puts the deliveries on the stack's bus again, marked, each once", async () => {
+    // The stage's bus as resolveLogTarget reads it: the stack's BusName output.
+    const target: LogTarget = {
+      kind: 'aws',
+      tableName: 'forgebridge-ci-deliveries',
+      endpoint: undefined,
+      region: REGION,
+      fromState: false,
+      label: 'stage "ci"',
+      busName,
+      outputs: { BusName: busName },
+    };
+    const bus = busOf({ stage: 'ci' }, target);
+    expect(bus.busName).toBe(busName);
+    eventBridge.on(PutEventsCommand).callsFake((input: { Entries: unknown[] }) => ({
+      FailedEntryCount: 0,
+      Entries: input.Entries.map(() => ({ EventId: randomUUID() })),
+    }));
+    const client = bus.client();
+    expect(await client.config.region()).toBe(REGION);
+    const deliveries = Array.from({ length: 12 }, (_, n) => ({
+      deliveryId: `d-${n}`,
+      event: 'push',
+      receivedAt: n,
+      ok: [functionName],
+      failed: ['forgebridge-ci-onIssuesOpened'],
+    }));
+    const run = await replayToBus({
+      eventBridge: client,
+      busName: bus.busName,
+      deliveries,
+      run: 'run-ci',
+      ratePerSecond: 1_000,
+      entryOf: async (delivery) => ({
+        Source: 'forge.webhooks',
+        DetailType: 'push',
+        Detail: JSON.stringify({ delivery: delivery.deliveryId, event: 'push', payload: {} }),
+        EventBusName: 'the-ingest-bus',
+      }),
+    });
+    client.destroy();
+    expect(run).toMatchObject({ sent: 12, failed: 0 });
+    const entries = eventBridge
+      .commandCalls(PutEventsCommand)
+      .flatMap((call) => call.args[0].input.Entries ?? []);
+    expect(entries).toHaveLength(12);
+    for (const entry of entries) {
+      expect(entry.EventBusName).toBe(busName);
+      expect(JSON.parse(entry.Detail as string).replay).toMatchObject({ run: 'run-ci', ok: [functionName] });
+    }
+  });
+});
+
 describe('the operator policy (ReplayOperatorPolicy) allows every call of the recovery commands', () => {
   it('each call the tests above made, and the dead-letter queue and log calls, on the ci stage', async () => {
     const policy = resources.ReplayOperatorPolicy;
@@ -334,6 +399,7 @@ describe('the operator policy (ReplayOperatorPolicy) allows every call of the re
       'events:ListRuleNamesByTarget',
       'events:StartReplay',
       'events:DescribeReplay',
+      'events:PutEvents',
       'lambda:InvokeFunction',
     ]) {
       expect(actions, action).toContain(action);

@@ -126,17 +126,22 @@ describe('the state file', () => {
       webhookUrl: base,
       secret: 'k',
       sources: [{ name: 'default', forge: 'generic', url: base, secret: 'k' }] as const,
-      endpoints: { dynamodb: 'http://127.0.0.1:8000', s3: 'x' },
-      names: { deliveriesTable: 't', dedupeTable: 'd', bus: 'b' },
+      endpoints: { dynamodb: 'http://127.0.0.1:8000', s3: 'x', eventBridge: 'http://127.0.0.1:4010' },
+      names: { deliveriesTable: 't', dedupeTable: 'd', bus: 'b', bucket: 'k' },
     };
     const state = localStackState(stack);
     expect(state).toEqual({
       webhookUrl: base,
       secret: 'k',
       sources: [{ name: 'default', forge: 'generic', url: base, secret: 'k' }],
-      endpoints: { dynamodb: 'http://127.0.0.1:8000' },
-      names: { deliveriesTable: 't', dedupeTable: 'd' },
+      // The bus and its endpoint: `replay --since` puts deliveries on it again.
+      endpoints: { dynamodb: 'http://127.0.0.1:8000', eventBridge: 'http://127.0.0.1:4010' },
+      names: { deliveriesTable: 't', dedupeTable: 'd', bus: 'b' },
     });
+    const file = join(dir, 'bus.json');
+    writeFileSync(file, JSON.stringify(state));
+    expect(readStackState(file).endpoints?.eventBridge).toBe('http://127.0.0.1:4010');
+    expect(readStackState(file).names?.bus).toBe('b');
   });
 });
 

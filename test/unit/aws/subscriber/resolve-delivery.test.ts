@@ -108,3 +108,43 @@ describe('resolveDelivery()', () => {
     );
   });
 });
+
+describe('resolveDelivery() of a delivery replayed to the bus', () => {
+  const mark = { run: 'run-1', at: '2026-12-06T10:00:00.000Z', ok: ['forgebridge-local-onPush', 'audit'] };
+  const replayed = (replay: unknown) => ({
+    detail: { delivery: 'd-9', event: 'push', payload: { ref: 'main' }, replay },
+  });
+
+  it('tells a subscriber that had reported it ok from one that had not', async () => {
+    expect((await resolveDelivery(replayed(mark), { subscriber: 'audit' })).replay).toEqual({
+      ...mark,
+      alreadyOk: true,
+    });
+    expect((await resolveDelivery(replayed(mark), { subscriber: 'onIssues' })).replay).toEqual({
+      ...mark,
+      alreadyOk: false,
+    });
+    // Without a name it cannot be one of them.
+    expect((await resolveDelivery(replayed(mark))).replay?.alreadyOk).toBe(false);
+  });
+
+  it('drops names that are not text, and ignores a mark that is not one', async () => {
+    const loose = { ...mark, ok: ['audit', 7, '', null] };
+    expect((await resolveDelivery(replayed(loose), { subscriber: 'audit' })).replay?.ok).toEqual(['audit']);
+    for (const bad of [
+      null,
+      'run-1',
+      [],
+      { run: '', at: mark.at, ok: [] },
+      { run: 'r', ok: [] },
+      { run: 'r', at: 'x' },
+    ]) {
+      expect(await resolveDelivery(replayed(bad), { subscriber: 'audit' })).not.toHaveProperty('replay');
+    }
+  });
+
+  it('has no replay for a first delivery', async () => {
+    const event = { detail: { delivery: 'd-1', event: 'push', payload: {} } };
+    expect(await resolveDelivery(event, { subscriber: 'audit' })).not.toHaveProperty('replay');
+  });
+});

@@ -132,3 +132,62 @@ describe('createSubscriber()', () => {
     );
   });
 });
+
+describe('createSubscriber() and deliveries replayed to the bus', () => {
+  const replayed = {
+    'detail-type': 'push',
+    detail: {
+      delivery: 'd-7',
+      event: 'push',
+      payload: { ref: 'main' },
+      replay: { run: 'run-2', at: '2026-12-06T10:00:00.000Z', ok: ['onPush'] },
+    },
+  };
+
+  function subscriberNamed(name: string | undefined, replays?: 'skip-ok' | 'run') {
+    const lines: { message: string; fields: unknown }[] = [];
+    const dispatched: unknown[] = [];
+    const receive = createSubscriber({
+      events: { receive: async (delivery: unknown) => void dispatched.push(delivery) },
+      logger: { info: (message: string, fields: unknown) => lines.push({ message, fields }) },
+      name,
+      replays,
+    });
+    return { lines, dispatched, receive };
+  }
+
+  it('skips one it had reported ok, with one "replay skipped" line and no handler run', async () => {
+    const { lines, dispatched, receive } = subscriberNamed('onPush');
+    const delivery = await receive(replayed);
+    expect(delivery.replay?.alreadyOk).toBe(true);
+    expect(dispatched).toEqual([]);
+    expect(lines).toEqual([
+      {
+        message: 'replay skipped',
+        fields: {
+          delivery: 'd-7',
+          event: 'push',
+          replay: 'run-2',
+          reason: 'this subscriber had reported it ok',
+        },
+      },
+    ]);
+  });
+
+  it('runs one it had not reported ok, and every one with replays "run"', async () => {
+    const other = subscriberNamed('onIssues');
+    await other.receive(replayed);
+    expect(other.dispatched).toHaveLength(1);
+    expect(other.lines.map((line) => line.message)).toEqual(['delivery received']);
+    const again = subscriberNamed('onPush', 'run');
+    await again.receive(replayed);
+    expect(again.dispatched).toHaveLength(1);
+    expect(again.lines.map((line) => line.message)).toEqual(['delivery received']);
+  });
+
+  it('refuses an unknown replays mode', () => {
+    expect(() => subscriberNamed('onPush', 'sometimes' as never)).toThrow(
+      '"replays" must be one of "skip-ok", "run"',
+    );
+  });
+});
