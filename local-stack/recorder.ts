@@ -24,7 +24,9 @@ const logger = new Logger({ serviceName: 'forgebridge-recorder' });
 const receive = createSubscriber({ events: createEventHandler(), logger, s3: new S3Client({}) });
 
 async function run(event: EventBridgeEvent<string, DeliveryDetail>): Promise<void> {
-  const { id, payload } = await receive(event);
+  const { id, payload, replay } = await receive(event);
+  // A replay to the bus of a delivery it had taken: skipped (createSubscriber logged `replay skipped`).
+  if (replay?.alreadyOk === true) return;
   const text = JSON.stringify(payload) ?? 'undefined';
   logger.info('delivery recorded', {
     delivery: id,

@@ -12,8 +12,8 @@ export interface SubscriberOptions {
   /** Reads claim-checked payloads; needed only for events with `detail.payloadRef`. */
   s3?: S3Client | undefined;
   /**
-   * The subscriber's name in the delivery log (its function's name by default): how it finds itself among those
-   * that had taken a replayed delivery.
+   * The subscriber's name in the delivery log: how it finds itself among those that had taken a replayed
+   * delivery. Default: its function's name (`AWS_LAMBDA_FUNCTION_NAME`), what the delivery report names it by.
    */
   name?: string | undefined;
   /**
@@ -50,7 +50,8 @@ export function createSubscriber(
 ): (
   event: Pick<EventBridgeEvent<string, DeliveryDetail>, 'detail' | 'detail-type'>,
 ) => Promise<ResolvedDelivery> {
-  const { events, logger, s3, name } = options;
+  const { events, logger, s3 } = options;
+  const name = options.name ?? process.env.AWS_LAMBDA_FUNCTION_NAME;
   const replays = options.replays ?? 'skip-ok';
   if (typeof events?.receive !== 'function') throw new TypeError('"events" must have a "receive" function');
   if (typeof logger?.info !== 'function') throw new TypeError('"logger" must have an "info" function');

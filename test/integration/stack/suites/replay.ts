@@ -7,7 +7,9 @@
 // a second dry run finds 0. FORGEBRIDGE_E2E_REPLAY_FULL=1 runs the issue's figures: 300 deliveries, 120 failing.
 import { randomUUID } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { DeliveryLog } from '../../../../lib/aws/delivery-log/index.js';
 import { sampleDelivery } from '../../../../local-stack/sample-deliveries.js';
 import { cleanCliEnv, runCli } from '../../../helpers/cli.js';
 import type { TestStack } from '../../../helpers/stack.js';
@@ -17,6 +19,10 @@ const TOTAL = FULL ? 300 : 60;
 // Events the ordered subscriber does not take (it handles one pull request's deliveries at a time, 300 ms each).
 const EVENTS = ['issues.opened', 'push', 'issue_comment.created'] as const;
 const AT_ONCE = 10;
+/** Deliveries of the bus case, every one failed by onEverything. */
+const BUS_TOTAL = 18;
+/** The local stage's recording subscriber (it takes every delivery and reports into the log). */
+const RECORDER_KEY = 'recorder';
 
 /** Runs in the shared local stack (../local-stack.test.ts). */
 export function replaySuite(stack: () => TestStack): void {
@@ -32,6 +38,8 @@ export function replaySuite(stack: () => TestStack): void {
         FORGEBRIDGE_DYNAMODB_ENDPOINT: t.stack.endpoints.dynamodb,
         FORGEBRIDGE_DELIVERIES_TABLE: t.stack.names.deliveriesTable,
         FORGEBRIDGE_LAMBDA_ENDPOINT: t.stack.endpoints.lambda,
+        FORGEBRIDGE_EVENTBRIDGE_ENDPOINT: t.stack.endpoints.eventBridge,
+        FORGEBRIDGE_STATE_FILE: '/nonexistent/forgebridge-state.json',
       });
 
     /** Posts deliveries n of [from, to), AT_ONCE at a time, each event in turn; resolves with their ids, by n. */
@@ -158,6 +166,118 @@ export function replaySuite(stack: () => TestStack): void {
       );
       t.holds(() => {
         for (const id of failedIds) expect(t.receivedBy(id).onEverything, id).toBe(1);
+      });
+    }, 300_000);
+
+    it('without --subscriber: the failed ones go on the bus again, onEverything runs each once, the reporting subscribers skip them', async () => {
+      const since = new Date(Date.now() - 1000).toISOString();
+      const name = (key: string) => `forgebridge-${t.stack.stage}-${key}`;
+      // The subscribers that report into the delivery log besides onEverything, and those that do not (the
+      // examples onIssues, onIssuesPrefix and onPush have no grant on it): the first know they took a delivery.
+      const others = (n: number) =>
+        n % EVENTS.length === 0 ? ['onIssuesOpened', RECORDER_KEY] : [RECORDER_KEY];
+      const unreported = (n: number) =>
+        n % EVENTS.length === 0 ? ['onIssues', 'onIssuesPrefix'] : n % EVENTS.length === 1 ? ['onPush'] : [];
+      const client = new DynamoDBClient(t.stack.dynamodb.clientConfig);
+      const log = new DeliveryLog({ client, tableName: t.stack.names.deliveriesTable });
+      let failedIds: string[];
+      try {
+        writeFileSync(t.stack.exampleFailFile, JSON.stringify({ fail: ['onEverything'] }));
+        try {
+          failedIds = await post(0, BUS_TOTAL);
+          // Every report in the log: onEverything's error, each other subscriber's ok.
+          let missing = '';
+          const reported = async () => {
+            for (const [n, id] of failedIds.entries()) {
+              const subscribers = (await log.get(id))?.subscribers ?? {};
+              const outcomes = JSON.stringify(
+                Object.fromEntries(Object.entries(subscribers).map(([key, report]) => [key, report.outcome])),
+              );
+              missing = `delivery ${n} (${id}): ${outcomes}`;
+              if (subscribers[name('onEverything')]?.outcome !== 'error') return false;
+              if (!others(n).every((key) => subscribers[name(key)]?.outcome === 'ok')) return false;
+              if (!unreported(n).every((key) => (t.receivedBy(id)[key] ?? 0) >= 1)) return false;
+            }
+            return true;
+          };
+          const deadline = Date.now() + 120_000;
+          while (!(await reported())) {
+            if (Date.now() > deadline)
+              throw new Error(`the subscribers did not all report in 120 s: ${missing}`);
+            await new Promise((resolve) => setTimeout(resolve, 250));
+          }
+          // The local bus retries a failed target twice, 200 ms apart: with the switch still on, those retries fail
+          // too, and none succeeds after the fix below.
+          await new Promise((resolve) => setTimeout(resolve, 3_000));
+        } finally {
+          // The fix is deployed.
+          rmSync(t.stack.exampleFailFile, { force: true });
+        }
+        const dry = JSON.parse((await cli(['replay', '--since', since, '--dry-run', '--json'])).stdout) as {
+          selected: number;
+          bus: string;
+          sample: { deliveryId: string; failed: string[]; ok: string[] }[];
+        };
+        expect(dry).toMatchObject({ selected: failedIds.length, bus: t.stack.names.bus });
+        expect(dry.sample[0]?.failed).toEqual([name('onEverything')]);
+        expect(dry.sample[0]?.ok).toContain(name(RECORDER_KEY));
+      } finally {
+        client.destroy();
+      }
+      for (const id of failedIds) expect(t.receivedBy(id).onEverything ?? 0).toBe(0);
+      const before = new Map(failedIds.map((id) => [id, { ...t.receivedBy(id) }]));
+      const recordedBefore = new Map(failedIds.map((id) => [id, t.recorded(id).length]));
+
+      const replay = await cli(['replay', '--since', since, '--yes', '--json', '--rate', '50']);
+      expect(replay.stderr).toBe('');
+      expect(replay.code).toBe(0);
+      expect(JSON.parse(replay.stdout)).toMatchObject({
+        bus: t.stack.names.bus,
+        selected: failedIds.length,
+        sent: failedIds.length,
+        failed: 0,
+      });
+      // Through the real bus: every rule that matches gets the event again; only onEverything had not taken it.
+      await t.waitFor(() => failedIds.every((id) => (t.receivedBy(id).onEverything ?? 0) >= 1), {
+        timeoutMs: 60_000,
+      });
+      const skipped = () =>
+        t.stack
+          .functionLogs()
+          .filter(
+            (record) => record.message === 'replay skipped' && failedIds.includes(record.delivery as string),
+          );
+      // Each subscriber that had taken a delivery says it skipped it, once.
+      const expected = failedIds.reduce((sum, _, n) => sum + others(n).length, 0);
+      await t.waitFor(() => skipped().length >= expected, { timeoutMs: 60_000 });
+      const skippedBy = new Set(skipped().map((r) => `${r.function_name} ${r.delivery}`));
+      expect(skippedBy.size).toBe(expected);
+      for (const [n, id] of failedIds.entries()) {
+        for (const key of others(n)) expect(skippedBy, `${key} ${id}`).toContain(`${name(key)} ${id}`);
+      }
+      // A subscriber that does not report cannot tell it took one: it runs again (so it must be idempotent).
+      await t.waitFor(
+        () => failedIds.every((id, n) => unreported(n).every((key) => (t.receivedBy(id)[key] ?? 0) >= 2)),
+        { timeoutMs: 60_000 },
+      );
+      for (const [n, id] of failedIds.entries()) {
+        const was = before.get(id) as Record<string, number>;
+        const expectedNow: Record<string, number> = { ...was, onEverything: 1 };
+        for (const key of unreported(n)) expectedNow[key] = (was[key] ?? 0) + 1;
+        expect(t.receivedBy(id), id).toEqual(expectedNow);
+        expect(t.recorded(id)).toHaveLength(recordedBefore.get(id) as number);
+      }
+      const again = await cli(['replay', '--since', since, '--dry-run', '--json']);
+      expect(JSON.parse(again.stdout)).toMatchObject({ selected: 0 });
+      console.info(
+        `replay --since to the bus: ${failedIds.length} deliveries onEverything failed, put on the bus again; onEverything ran each once, ${skipped().length} "replay skipped" lines from the subscribers that had taken them`,
+      );
+      t.holds(() => {
+        for (const id of failedIds) expect(t.receivedBy(id).onEverything, id).toBe(1);
+        expect(skipped()).toHaveLength(expected);
+        for (const [n, id] of failedIds.entries()) {
+          for (const key of unreported(n)) expect(t.receivedBy(id)[key], `${key} ${id}`).toBe(2);
+        }
       });
     }, 300_000);
   });

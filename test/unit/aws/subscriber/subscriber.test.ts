@@ -191,3 +191,31 @@ describe('createSubscriber() and deliveries replayed to the bus', () => {
     );
   });
 });
+
+describe('createSubscriber() without a name', () => {
+  it("finds itself by its function's name, as the delivery report names it", async () => {
+    const saved = process.env.AWS_LAMBDA_FUNCTION_NAME;
+    process.env.AWS_LAMBDA_FUNCTION_NAME = 'onPush';
+    try {
+      const dispatched: unknown[] = [];
+      const receive = createSubscriber({
+        events: { receive: async (delivery: unknown) => void dispatched.push(delivery) },
+        logger: { info: () => undefined },
+      });
+      const delivery = await receive({
+        'detail-type': 'push',
+        detail: {
+          delivery: 'd-8',
+          event: 'push',
+          payload: {},
+          replay: { run: 'r', at: '2026-12-06T10:00:00.000Z', ok: ['onPush'] },
+        },
+      });
+      expect(delivery.replay?.alreadyOk).toBe(true);
+      expect(dispatched).toEqual([]);
+    } finally {
+      if (saved === undefined) delete process.env.AWS_LAMBDA_FUNCTION_NAME;
+      else process.env.AWS_LAMBDA_FUNCTION_NAME = saved;
+    }
+  });
+});
