@@ -144,6 +144,31 @@ function resourcesOf(ordered, config) {
           },
         },
       },
+      // What an operator needs besides ReplayOperatorPolicy for `forgebridge dlq --queue ordered`: the failure
+      // queue's messages, and the records they point to read back from the stream. Attached to nothing.
+      OrderedReplayOperatorPolicy: {
+        Type: 'AWS::IAM::ManagedPolicy',
+        Properties: {
+          Description: 'forgebridge dlq list/replay --queue ordered, on this stage only',
+          PolicyDocument: {
+            Version: '2012-10-17',
+            Statement: [
+              {
+                Sid: 'TheOrderedFailureQueue',
+                Effect: 'Allow',
+                Action: ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage'],
+                Resource: { 'Fn::GetAtt': ['OrderedFailureQueue', 'Arn'] },
+              },
+              {
+                Sid: 'ReadTheFailedRecordsBack',
+                Effect: 'Allow',
+                Action: ['kinesis:GetShardIterator', 'kinesis:GetRecords'],
+                Resource: streamArn(),
+              },
+            ],
+          },
+        },
+      },
       // A record of the stream that an ordered subscriber gave up on (its retries used up) waits in the failure queue.
       OrderedFailureAlarm: {
         Type: 'AWS::CloudWatch::Alarm',
@@ -168,6 +193,7 @@ function resourcesOf(ordered, config) {
     Outputs: {
       OrderedStreamName: { Value: { Ref: 'OrderedStream' } },
       OrderedFailureQueueUrl: { Value: { Ref: 'OrderedFailureQueue' } },
+      OrderedReplayOperatorPolicyArn: { Value: { Ref: 'OrderedReplayOperatorPolicy' } },
     },
   };
 }

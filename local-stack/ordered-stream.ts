@@ -19,6 +19,7 @@ import {
   KinesisClient,
   ListShardsCommand,
 } from '@aws-sdk/client-kinesis';
+import { SendMessageCommand, SQSClient, type SQSClientConfig } from '@aws-sdk/client-sqs';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import kinesalite from 'kinesalite';
 import type { OrderedSubscriberConfig } from '../lib/aws/stage/index.js';
@@ -63,6 +64,11 @@ export interface OrderedStreamOptions {
   shards: number;
   /** The JSON-lines file the failure destination appends to. */
   failureFile: string;
+  /**
+   * The failure destination's SQS queue (fauxqs), as on AWS: each failure is also sent there, as Lambda sends it
+   * (without the local-only `partitionKey` and `delivery`), for `forgebridge dlq --queue ordered`.
+   */
+  failureQueue?: { clientConfig: SQSClientConfig; queueUrl: string } | undefined;
 }
 
 /** A running kinesalite with the stream created. */
@@ -152,6 +158,8 @@ export async function startOrderedStream(
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   const streamArn = `arn:aws:kinesis:${REGION}:${ACCOUNT}:stream/${streamName}`;
+  const failureQueue =
+    options.failureQueue === undefined ? undefined : new SQSClient(options.failureQueue.clientConfig);
   const aborted = new AbortController();
   const running: Promise<void>[] = [];
 
@@ -272,6 +280,22 @@ export async function startOrderedStream(
             delivery: record.delivery,
           };
           appendFileSync(options.failureFile, `${JSON.stringify(failure)}\n`);
+          if (failureQueue !== undefined) {
+            const { partitionKey: _key, delivery: _delivery, ...sent } = failure;
+            await failureQueue
+              .send(
+                new SendMessageCommand({
+                  QueueUrl: options.failureQueue?.queueUrl,
+                  MessageBody: JSON.stringify(sent),
+                }),
+              )
+              .catch((error: unknown) => {
+                // The file keeps it: say so in the stack's output, never stop the slot.
+                process.stderr.write(
+                  `ordered stream: failure not sent to its queue: ${(error as Error).name}\n`,
+                );
+              });
+          }
           return;
         }
         retries += 1;
@@ -352,6 +376,7 @@ export async function startOrderedStream(
       aborted.abort();
       await Promise.all(running);
       kinesis.destroy();
+      failureQueue?.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };

@@ -153,6 +153,8 @@ export interface LocalStack {
     orderedStream: string;
     /** The subscriber rules' dead-letter queue (fauxqs), as the template names it. */
     subscriberDlq: string;
+    /** The ordered subscribers' failure queue (fauxqs), as the template names it. */
+    orderedFailureQueue: string;
   };
   readonly endpoints: {
     dynamodb: string;
@@ -164,6 +166,8 @@ export interface LocalStack {
     lambda: string;
     /** fauxqs, the SQS API of the subscriber rules' dead-letter queue (`forgebridge dlq`). */
     sqs: string;
+    /** kinesalite, the ordered stream, when an ordered subscriber is configured. */
+    kinesis: string | undefined;
   };
   readonly ports: OfflinePorts;
   readonly dynamodb: DynamoDbLocal;
@@ -227,6 +231,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     /** The ordered stream (kinesalite), when config/local.yml lists ordered subscribers. */
     orderedStream: `forgebridge-${stage}-ordered`,
     subscriberDlq: `forgebridge-${stage}-subscriber-dlq`,
+    /** The ordered subscribers' failure queue (fauxqs), as the template names it. */
+    orderedFailureQueue: `forgebridge-${stage}-ordered-failures`,
   };
   const stops: (() => Promise<void>)[] = [];
   const home = mkdtempSync(join(tmpdir(), 'forgebridge-stack-home-'));
@@ -252,7 +258,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // side by side further down: the functions reach DynamoDB only when invoked, so its port is chosen first.
     const dynamodbPort = await freePort();
     // Both settle before a failure of one is thrown: the other has then registered its stop.
-    const sqs = await startSqs({ queues: [names.subscriberDlq] });
+    const sqs = await startSqs({ queues: [names.subscriberDlq, names.orderedFailureQueue] });
     stops.push(() => sqs.stop());
     const [s3, authorizationServer] = await bothStarted(
       startS3({ buckets: [names.bucket] }).then((server) => {
@@ -369,6 +375,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         streamName,
         shards: orderedSettings.shards,
         failureFile,
+        failureQueue: {
+          clientConfig: sqs.clientConfig,
+          queueUrl: sqs.queueUrls[names.orderedFailureQueue] as string,
+        },
       });
       const started = ordered;
       stops.push(() => started.stop());
@@ -461,6 +471,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         forgeApi: forgeApi.url,
         lambda: `http://127.0.0.1:${offline.ports.lambda}`,
         sqs: sqs.endpoint,
+        kinesis: ordered?.endpoint,
       },
       ports: offline.ports,
       dynamodb,

@@ -10,9 +10,9 @@ export interface StateOf {
   readonly secret: string;
   readonly sources: readonly LocalSource[];
   readonly endpoints: Pick<LocalStack['endpoints'], 'dynamodb'> &
-    Partial<Pick<LocalStack['endpoints'], 'lambda' | 'sqs' | 'eventBridge'>>;
+    Partial<Pick<LocalStack['endpoints'], 'lambda' | 'sqs' | 'eventBridge' | 'kinesis'>>;
   readonly names: Pick<LocalStack['names'], 'deliveriesTable' | 'dedupeTable'> &
-    Partial<Pick<LocalStack['names'], 'subscriberDlq' | 'bus'>>;
+    Partial<Pick<LocalStack['names'], 'subscriberDlq' | 'bus' | 'orderedFailureQueue'>>;
 }
 
 /** What the state file holds for `stack`. */
@@ -26,12 +26,16 @@ export function localStackState(stack: StateOf): LocalStackState {
       ...(stack.endpoints.lambda === undefined ? {} : { lambda: stack.endpoints.lambda }),
       ...(stack.endpoints.sqs === undefined ? {} : { sqs: stack.endpoints.sqs }),
       ...(stack.endpoints.eventBridge === undefined ? {} : { eventBridge: stack.endpoints.eventBridge }),
+      ...(stack.endpoints.kinesis === undefined ? {} : { kinesis: stack.endpoints.kinesis }),
     },
     names: {
       deliveriesTable: stack.names.deliveriesTable,
       dedupeTable: stack.names.dedupeTable,
       ...(stack.names.subscriberDlq === undefined ? {} : { subscriberDlq: stack.names.subscriberDlq }),
       ...(stack.names.bus === undefined ? {} : { bus: stack.names.bus }),
+      ...(stack.names.orderedFailureQueue === undefined
+        ? {}
+        : { orderedFailureQueue: stack.names.orderedFailureQueue }),
     },
   };
 }

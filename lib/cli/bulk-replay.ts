@@ -285,8 +285,8 @@ async function invokeOnce(
         Payload: Buffer.from(JSON.stringify(event)),
       }),
     );
-    if (answer.FunctionError === undefined) return undefined;
     const text = answer.Payload === undefined ? '' : Buffer.from(answer.Payload).toString('utf8');
+    if (answer.FunctionError === undefined) return partialFailure(text);
     let message: unknown;
     try {
       message = (JSON.parse(text) as { errorMessage?: unknown }).errorMessage;
@@ -313,4 +313,21 @@ export function progressLine(
   const rate = elapsedMs > 0 ? (done * 1000) / elapsedMs : 0;
   const left = rate > 0 ? Math.ceil((total - done) / rate) : undefined;
   return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total}  ${rate.toFixed(1)}/s${left === undefined ? '' : `  ${left} s left`}${failed > 0 ? `  ${failed} failed` : ''}`;
+}
+
+/**
+ * A function that answered without an error but with `batchItemFailures` (an ordered subscriber's partial batch
+ * response) did not take its batch: why, or `undefined` when it took it.
+ */
+function partialFailure(text: string): string | undefined {
+  let answer: unknown;
+  try {
+    answer = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const failures = (answer as { batchItemFailures?: unknown } | null)?.batchItemFailures;
+  if (!Array.isArray(failures) || failures.length === 0) return undefined;
+  const first = (failures[0] as { itemIdentifier?: unknown } | null)?.itemIdentifier;
+  return `the function did not take ${failures.length} record${failures.length === 1 ? '' : 's'} of the batch${typeof first === 'string' ? ` (from ${first})` : ''}`;
 }

@@ -110,6 +110,8 @@ export interface ReadDeadLettersOptions {
   limit: number;
   /** Long-poll wait of each receive, s: how long an empty queue takes to tell. Default 1. */
   waitSeconds?: number;
+  /** How a message is read. Default {@link deadLetterOf} (the rules' queue: an EventBridge event). */
+  parse?: ((message: Message) => DeadLetter) | undefined;
 }
 
 /**
@@ -131,11 +133,15 @@ export async function readDeadLetters(options: ReadDeadLettersOptions): Promise<
     );
     const messages = answer.Messages ?? [];
     if (messages.length === 0) break;
+    let fresh = 0;
     for (const message of messages) {
       if (message.MessageId === undefined || message.ReceiptHandle === undefined) continue;
+      if (!seen.has(message.MessageId)) fresh += 1;
       // A message seen again (its hold ran out): the newer receipt handle is the one that works.
-      seen.set(message.MessageId, deadLetterOf(message));
+      seen.set(message.MessageId, (options.parse ?? deadLetterOf)(message));
     }
+    // Only messages seen already: their hold ran out before the queue was read through, which is all of it.
+    if (fresh === 0) break;
   }
   return [...seen.values()].sort((a, b) => (a.sentAt ?? 0) - (b.sentAt ?? 0));
 }

@@ -74,12 +74,14 @@ Exit codes: 0 done, 1 negative outcome (a non-2xx answer, a signature that does 
 2 bad input, 3 URL not reachable. See docs/cli.md.`,
     );
   for (const register of commands) register(program, version);
-  program.exitOverride();
-  for (const command of program.commands) command.exitOverride();
-  // Errors are printed by `main`, as one line.
+  // Every command, nested ones (`dlq list`) included: a bad option is an error `main` prints as one line, exit 2.
   const quiet = { outputError: () => undefined };
-  program.configureOutput(quiet);
-  for (const command of program.commands) command.configureOutput(quiet);
+  const override = (command: Command) => {
+    command.exitOverride();
+    command.configureOutput(quiet);
+    for (const sub of command.commands) override(sub);
+  };
+  override(program);
   return program;
 }
 

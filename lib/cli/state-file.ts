@@ -47,6 +47,8 @@ export interface LocalStackState {
     readonly lambda?: string;
     readonly sqs?: string;
     readonly eventBridge?: string;
+    /** kinesalite, the ordered stream (with an ordered subscriber only). */
+    readonly kinesis?: string;
   };
   /** `subscriberDlq`: the subscriber rules' dead-letter queue (`forgebridge dlq`), on `endpoints.sqs`; `bus`: the bus. */
   readonly names: {
@@ -54,6 +56,8 @@ export interface LocalStackState {
     readonly dedupeTable: string;
     readonly subscriberDlq?: string;
     readonly bus?: string;
+    /** The ordered subscribers' failure queue (`forgebridge dlq --queue ordered`), on `endpoints.sqs`. */
+    readonly orderedFailureQueue?: string;
   };
 }
 
@@ -92,8 +96,14 @@ export function readStackState(file: URL | string = STATE_FILE): FoundStackState
   const webhookUrl = stringAt(state, 'webhookUrl');
   const secret = stringAt(state, 'secret');
   const sources = Array.isArray(state.sources) ? state.sources.filter(isSource) : undefined;
-  const endpoints = pick(state.endpoints, ['dynamodb', 'lambda', 'sqs', 'eventBridge']);
-  const names = pick(state.names, ['deliveriesTable', 'dedupeTable', 'subscriberDlq', 'bus']);
+  const endpoints = pick(state.endpoints, ['dynamodb', 'lambda', 'sqs', 'eventBridge', 'kinesis']);
+  const names = pick(state.names, [
+    'deliveriesTable',
+    'dedupeTable',
+    'subscriberDlq',
+    'bus',
+    'orderedFailureQueue',
+  ]);
   return {
     ...(webhookUrl === undefined ? {} : { webhookUrl }),
     ...(secret === undefined ? {} : { secret }),

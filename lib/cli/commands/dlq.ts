@@ -3,102 +3,25 @@
  * stage's, from its stack's `SubscriberDeadLetterQueueUrl` output). `replay --subscriber NAME` sends each of that
  * subscriber's messages to it once (its function invoked with the event) and deletes a message only once it took it.
  */
-import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { type Command, Option } from 'commander';
 import { progressLine } from '../bulk-replay.js';
-import { awsFailure, type LogTarget, stackOutputs, stageRegion } from '../delivery-log.js';
-import { type DeadLetter, letGo, readDeadLetters, replayDeadLetters } from '../dlq.js';
+import { type DeadLetter, letGo, replayDeadLetters } from '../dlq.js';
 import { CliError, ExitCodes } from '../errors.js';
 import { paint, print, printJson, startSpinner } from '../output.js';
 import { positiveInteger } from '../parse.js';
-import { readStackState, stateFile } from '../state-file.js';
+import {
+  DLQ_URL_OUTPUT,
+  type DlqOptions,
+  DlqQueues,
+  failure,
+  ORDERED_FAILURES_OUTPUT,
+  queueName,
+  readLetters,
+  resolveDlq,
+} from './dlq-target.js';
 import { confirm, lambdaClient, subscriberNames } from './replay-bulk.js';
 
-/** The CloudFormation output naming a deployed stage's subscriber dead-letter queue. */
-export const DLQ_URL_OUTPUT = 'SubscriberDeadLetterQueueUrl';
-
-export interface DlqOptions {
-  subscriber?: string | undefined;
-  limit: number;
-  json?: boolean | undefined;
-  dryRun?: boolean | undefined;
-  yes?: boolean | undefined;
-  rate: number;
-  stage?: string | undefined;
-  region?: string | undefined;
-  stack?: string | undefined;
-  queueUrl?: string | undefined;
-}
-
-/** Where the queue is and how to reach it. */
-export interface DlqTarget {
-  kind: 'local' | 'aws';
-  region: string | undefined;
-  queueUrl: string;
-  label: string;
-  sqs: SQSClient;
-}
-
-/** Resolves the queue: `--queue-url`, a stage's stack output, or the running local stack's (its state file). */
-export async function resolveDlq(
-  options: DlqOptions,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<DlqTarget> {
-  if (options.stage !== undefined) {
-    const region = stageRegion(options, env);
-    const stack = options.stack ?? `forgebridge-${options.stage}`;
-    const queueUrl = options.queueUrl ?? (await stackOutputs(stack, region))[DLQ_URL_OUTPUT];
-    if (queueUrl === undefined || queueUrl === '') {
-      throw new CliError(`stack "${stack}" has no "${DLQ_URL_OUTPUT}" output: pass "--queue-url"`);
-    }
-    return {
-      kind: 'aws',
-      region,
-      queueUrl,
-      label: `stage "${options.stage}"`,
-      sqs: new SQSClient({ ...(region === undefined ? {} : { region }), maxAttempts: 3 }),
-    };
-  }
-  const state = readStackState(stateFile(env));
-  const endpoint = env.FORGEBRIDGE_SQS_ENDPOINT || state.endpoints?.sqs;
-  if (endpoint === undefined) {
-    throw new CliError(
-      'the local stack is not running (no SQS endpoint in .tmp/local-stack.json): start it with "npm start", or pass "--stage"',
-      ExitCodes.unreachable,
-    );
-  }
-  const sqs = new SQSClient({
-    endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    maxAttempts: 1,
-    requestHandler: { connectionTimeout: 2_000, requestTimeout: 10_000 },
-  });
-  const target = { kind: 'local' as const, region: undefined, label: 'local stack', sqs };
-  if (options.queueUrl !== undefined) return { ...target, queueUrl: options.queueUrl };
-  const name = state.names?.subscriberDlq ?? 'forgebridge-local-subscriber-dlq';
-  try {
-    const found = await sqs.send(new GetQueueUrlCommand({ QueueName: name }));
-    if (found.QueueUrl === undefined) throw new CliError(`the local stack has no queue "${name}"`);
-    return { ...target, queueUrl: found.QueueUrl };
-  } catch (error) {
-    sqs.destroy();
-    throw failure(error, target, `queue "${name}"`);
-  }
-}
-
-function failure(error: unknown, target: Pick<DlqTarget, 'kind' | 'label'>, what: string): Error {
-  if (error instanceof CliError) return error;
-  const logTarget: LogTarget = {
-    kind: target.kind,
-    tableName: '',
-    endpoint: undefined,
-    region: undefined,
-    fromState: target.kind === 'local',
-    label: target.label,
-  };
-  return awsFailure(error, logTarget, what);
-}
+export { DLQ_URL_OUTPUT, type DlqOptions, DlqQueues, ORDERED_FAILURES_OUTPUT } from './dlq-target.js';
 
 /** Registers `dlq list` and `dlq replay`. */
 export function registerDlq(program: Command): void {
@@ -112,9 +35,17 @@ export function registerDlq(program: Command): void {
       .option('--stage <name>', "a deployed stage's queue (default: the local stack's)")
       .option('--region <region>', "AWS region of the stage (default: AWS_REGION / the profile's)")
       .option('--stack <name>', 'CloudFormation stack of the stage (default: "forgebridge-<stage>")')
+      .addOption(
+        new Option(
+          '--queue <queue>',
+          "the rules' dead-letter queue, or the ordered subscribers' failure queue (their records read back)",
+        )
+          .choices(DlqQueues)
+          .default('rules'),
+      )
       .option(
         '--queue-url <url>',
-        `the queue (default: the stack's "${DLQ_URL_OUTPUT}" output, or the local stack's)`,
+        `the queue (default: the stack's "${DLQ_URL_OUTPUT}" / "${ORDERED_FAILURES_OUTPUT}" output, or the local stack's)`,
       )
       .addOption(
         new Option('--limit <n>', 'most messages read')
@@ -214,18 +145,13 @@ async function runList(options: DlqOptions): Promise<number> {
     options.subscriber === undefined ? undefined : subscriberNames(options.subscriber, stageOf(options));
   const target = await resolveDlq(options);
   try {
-    const spinner = startSpinner(`reading the dead-letter queue (${target.label})`);
+    const spinner = startSpinner(`reading ${queueName(options)} (${target.label})`);
     let letters: DeadLetter[];
     try {
-      letters = await readDeadLetters({
-        sqs: target.sqs,
-        queueUrl: target.queueUrl,
-        holdSeconds: 60,
-        limit: options.limit,
-      });
+      letters = await readLetters(target, 60, options.limit);
       await letGo(target.sqs, target.queueUrl, letters);
     } catch (error) {
-      throw failure(error, target, 'the dead-letter queue');
+      throw failure(error, target, queueName(options));
     } finally {
       spinner.stop();
     }
@@ -236,7 +162,7 @@ async function runList(options: DlqOptions): Promise<number> {
     }
     const counts = [...bySubscriber(letters)].map(([name, count]) => `${name} ${count}`).join(', ');
     print(
-      `${paint('bold', String(shown.length))} message${shown.length === 1 ? '' : 's'} in the dead-letter queue${options.subscriber === undefined ? '' : ` for ${options.subscriber}`}  ${paint('dim', `${target.label}${letters.length === 0 ? '' : `; by subscriber: ${counts}`}${letters.length >= options.limit ? `; the first ${options.limit} read (--limit)` : ''}`)}`,
+      `${paint('bold', String(shown.length))} message${shown.length === 1 ? '' : 's'} in ${queueName(options)}${options.subscriber === undefined ? '' : ` for ${options.subscriber}`}  ${paint('dim', `${target.label}${letters.length === 0 ? '' : `; by subscriber: ${counts}`}${letters.length >= options.limit ? `; the first ${options.limit} read (--limit)` : ''}`)}`,
     );
     for (const letter of shown) print(letterLine(letter));
     return ExitCodes.ok;
@@ -259,17 +185,12 @@ export async function runReplay(
   const holdSeconds = Math.min(43_200, Math.max(900, Math.ceil(options.limit / options.rate) * 2 + 120));
   let held: DeadLetter[] = [];
   try {
-    const spinner = startSpinner(`reading the dead-letter queue (${target.label})`);
+    const spinner = startSpinner(`reading ${queueName(options)} (${target.label})`);
     let letters: DeadLetter[];
     try {
-      letters = await readDeadLetters({
-        sqs: target.sqs,
-        queueUrl: target.queueUrl,
-        holdSeconds,
-        limit: options.limit,
-      });
+      letters = await readLetters(target, holdSeconds, options.limit);
     } catch (error) {
-      throw failure(error, target, 'the dead-letter queue');
+      throw failure(error, target, queueName(options));
     } finally {
       spinner.stop();
     }
@@ -280,7 +201,7 @@ export async function runReplay(
     try {
       await letGo(target.sqs, target.queueUrl, others);
     } catch (error) {
-      throw failure(error, target, 'the dead-letter queue');
+      throw failure(error, target, queueName(options));
     }
     const subscriber = held[0]?.subscriber ?? names.at(-1) ?? (options.subscriber as string);
     const unreadable = mine.length - held.length;
@@ -288,7 +209,7 @@ export async function runReplay(
     if (options.json !== true) {
       const counts = [...bySubscriber(letters)].map(([name, count]) => `${name} ${count}`).join(', ');
       print(
-        `${paint('bold', String(held.length))} message${held.length === 1 ? '' : 's'} for ${subscriber} in the dead-letter queue  ${paint('dim', `${target.label}${letters.length === 0 ? '' : `; by subscriber: ${counts}`}`)}`,
+        `${paint('bold', String(held.length))} message${held.length === 1 ? '' : 's'} for ${subscriber} in ${queueName(options)}  ${paint('dim', `${target.label}${letters.length === 0 ? '' : `; by subscriber: ${counts}`}`)}`,
       );
       for (const letter of held.slice(0, SAMPLE)) print(letterLine(letter));
       if (held.length > SAMPLE) print(paint('dim', `  and ${held.length - SAMPLE} more`));

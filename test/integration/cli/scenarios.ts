@@ -1339,7 +1339,8 @@ export function logScenarios(cli: CliRunner): void {
         2,
         'unknown event "isues.opened" (did you mean "issues.opened"?)',
       );
-      expectOneLineError(await many('--dry-run'), 2, '"--subscriber" is required with "--since"');
+      // Without --subscriber the deliveries go to the bus: --via (how to reach one subscriber) is refused.
+      expectOneLineError(await many('--via', 'invoke', '--dry-run'), 2, '"--via" needs "--subscriber"');
       expectOneLineError(
         await cliLog(['replay', ids.opened, '--since', '1h']),
         2,

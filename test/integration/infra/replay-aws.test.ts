@@ -12,7 +12,9 @@ import {
   PutEventsCommand,
   StartReplayCommand,
 } from '@aws-sdk/client-eventbridge';
+import { GetRecordsCommand, GetShardIteratorCommand, KinesisClient } from '@aws-sdk/client-kinesis';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { runSimulation } from '@cloud-copilot/iam-simulate';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -24,7 +26,9 @@ import { runBulkReplay, subscriberNames } from '../../../lib/cli/commands/replay
 import { busOf } from '../../../lib/cli/commands/replay-bus.js';
 import { planOnStage } from '../../../lib/cli/commands/replay-stage.js';
 import type { LogTarget } from '../../../lib/cli/delivery-log.js';
+import { letGo } from '../../../lib/cli/dlq.js';
 import { CliError } from '../../../lib/cli/errors.js';
+import { readOrderedFailures } from '../../../lib/cli/ordered-failures.js';
 import { resolveIntrinsics } from '../../helpers/cfn-intrinsics.js';
 import { packagedTemplate } from '../../helpers/packaged-template.js';
 
@@ -442,5 +446,134 @@ describe('the operator policy (ReplayOperatorPolicy) allows every call of the re
     console.info(
       `operator policy: ${all.reduce((n, call) => n + call.resources.length, 0)} (action, resource) pairs allowed`,
     );
+  });
+});
+
+describe('dlq --queue ordered on a stage (OrderedReplayOperatorPolicy)', () => {
+  it("reads the template's failure queue and stream, and the policy allows exactly those calls", async () => {
+    const policy = resources.OrderedReplayOperatorPolicy;
+    expect(policy?.Type).toBe('AWS::IAM::ManagedPolicy');
+    const queueName = resources.OrderedFailureQueue?.Properties.QueueName as string;
+    expect(queueName).toMatch(/^forgebridge-ci-ordered-failures$/);
+    const queueArn = `arn:aws:sqs:${REGION}:${ACCOUNT}:${queueName}`;
+    const queueUrl = `https://sqs.${REGION}.amazonaws.com/${ACCOUNT}/${queueName}`;
+    // Unnamed in the template: CloudFormation names it after the stack.
+    const streamName = 'forgebridge-ci-OrderedStream-1A2B3C4D5E6F';
+    const streamArn = `arn:aws:kinesis:${REGION}:${ACCOUNT}:stream/${streamName}`;
+    const functionArn = `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${resources.OnPullRequestOrderedLambdaFunction?.Properties.FunctionName as string}`;
+    const sqs = mockClient(SQSClient);
+    const kinesis = mockClient(KinesisClient);
+    try {
+      sqs
+        .on(ReceiveMessageCommand)
+        .resolvesOnce({
+          Messages: [
+            {
+              MessageId: 'm-1',
+              ReceiptHandle: 'r-1',
+              Body: JSON.stringify({
+                requestContext: {
+                  functionArn,
+                  condition: 'RetryAttemptsExhausted',
+                  approximateInvokeCount: 3,
+                },
+                responseContext: { functionError: 'BatchItemFailure' },
+                KinesisBatchInfo: {
+                  shardId: 'shardId-000000000000',
+                  startSequenceNumber: '4960',
+                  endSequenceNumber: '4960',
+                  batchSize: 1,
+                  streamArn,
+                },
+              }),
+            },
+          ],
+        })
+        .resolves({ Messages: [] });
+      kinesis.on(GetShardIteratorCommand).resolves({ ShardIterator: 'it' });
+      kinesis.on(GetRecordsCommand).resolves({
+        Records: [
+          {
+            SequenceNumber: '4960',
+            PartitionKey: 'acme/web#7',
+            Data: Buffer.from(
+              JSON.stringify({ 'detail-type': 'pull_request.opened', detail: { delivery: 'd-7' } }),
+            ),
+          },
+        ],
+      });
+      const sqsClient = new SQSClient({ region: REGION });
+      const kinesisClient = new KinesisClient({ region: REGION });
+      const [letter] = await readOrderedFailures({
+        sqs: sqsClient,
+        queueUrl,
+        holdSeconds: 60,
+        limit: 10,
+        kinesis: kinesisClient,
+      });
+      await letGo(sqsClient, queueUrl, letter === undefined ? [] : [letter]);
+      sqsClient.destroy();
+      kinesisClient.destroy();
+      expect(letter).toMatchObject({ deliveryId: 'd-7', subscriber: functionArn.split(':').at(-1) });
+      expect(kinesis.commandCalls(GetShardIteratorCommand)[0]?.args[0].input.StreamName).toBe(streamName);
+      const made = [
+        ...sqs
+          .calls()
+          .map((call) => `sqs:${(call.args[0] as object).constructor.name.replace(/(Batch)?Command$/, '')}`),
+        ...kinesis
+          .calls()
+          .map((call) => `kinesis:${(call.args[0] as object).constructor.name.replace(/Command$/, '')}`),
+      ];
+      expect(new Set(made)).toEqual(
+        new Set([
+          'sqs:ReceiveMessage',
+          'sqs:ChangeMessageVisibility',
+          'kinesis:GetShardIterator',
+          'kinesis:GetRecords',
+        ]),
+      );
+      const document = resolveIntrinsics(policy?.Properties.PolicyDocument, {
+        partition: 'aws',
+        region: REGION,
+        account: ACCOUNT,
+        stackName: 'forgebridge-ci',
+        stackId: `arn:aws:cloudformation:${REGION}:${ACCOUNT}:stack/forgebridge-ci/6a2f0c10-0000-11f0-9000-0a1b2c3d4e5f`,
+        resources: {
+          OrderedFailureQueue: { ref: queueUrl, attributes: { Arn: queueArn, QueueName: queueName } },
+          OrderedStream: { ref: streamName, attributes: { Arn: streamArn } },
+        },
+      });
+      const decide = async (action: string, resource: string) => {
+        const result = await runSimulation(
+          {
+            request: {
+              principal: `arn:aws:iam::${ACCOUNT}:role/operator`,
+              action,
+              resource: { resource, accountId: ACCOUNT },
+              contextVariables: {},
+            },
+            identityPolicies: [{ name: 'OrderedReplayOperatorPolicy', policy: document as never }],
+            serviceControlPolicies: [],
+            resourceControlPolicies: [],
+          },
+          {},
+        );
+        return result.resultType === 'error'
+          ? `error: ${JSON.stringify(result.errors)}`
+          : result.overallResult;
+      };
+      // What the replay adds to the reads: the delete of a message its subscriber took.
+      for (const action of [...made, 'sqs:DeleteMessage']) {
+        const resource = action.startsWith('sqs:') ? queueArn : streamArn;
+        expect(await decide(action, resource), action).toBe('Allowed');
+      }
+      expect(await decide('sqs:DeleteMessage', `arn:aws:sqs:${REGION}:${ACCOUNT}:other-queue`)).not.toBe(
+        'Allowed',
+      );
+      expect(await decide('kinesis:PutRecord', streamArn)).not.toBe('Allowed');
+    } finally {
+      sqs.restore();
+      kinesis.restore();
+    }
   });
 });

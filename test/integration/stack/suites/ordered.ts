@@ -10,6 +10,7 @@ import { DeliveryLog } from '../../../../lib/aws/index.js';
 import { partitionKeyOf, readOrderedSubscribers } from '../../../../lib/aws/internal.js';
 import { slotOf } from '../../../../local-stack/ordered-stream.js';
 import { forgeSample, signForgeDelivery } from '../../../../local-stack/sample-deliveries.js';
+import { cleanCliEnv, runCli } from '../../../helpers/cli.js';
 import type { TestStack } from '../../../helpers/stack.js';
 
 /** One `… delivery handled` line of the example handler. */
@@ -238,6 +239,36 @@ export function orderedSuite(stack: () => TestStack): void {
       expect((await log.get(after[0] as string, { source: 'github' }))?.subscribers[name]).toMatchObject({
         outcome: 'ok',
       });
+      // `forgebridge dlq --queue ordered`: the failure queue's pointer, its record read back from the stream.
+      const env = {
+        ...cleanCliEnv(),
+        FORGEBRIDGE_SQS_ENDPOINT: t.stack.endpoints.sqs,
+        FORGEBRIDGE_KINESIS_ENDPOINT: t.stack.endpoints.kinesis as string,
+        FORGEBRIDGE_LAMBDA_ENDPOINT: t.stack.endpoints.lambda,
+        FORGEBRIDGE_STATE_FILE: '/nonexistent/forgebridge-state.json',
+      };
+      const listed = await runCli(['dlq', 'list', '--queue', 'ordered', '--json'], env);
+      expect(listed.stderr).toBe('');
+      const messages = (JSON.parse(listed.stdout) as { messages: Record<string, unknown>[] }).messages;
+      expect(messages.find((message) => message.deliveryId === poison)).toMatchObject({
+        subscriber: name,
+        detailType: 'pull_request.synchronize',
+        errorCode: 'RetryAttemptsExhausted',
+        retryAttempts: 4,
+      });
+      // Still poisoned: the replay hands it to the subscriber once, which fails it again; the message stays.
+      const replayed = await runCli(
+        ['dlq', 'replay', '--queue', 'ordered', '--subscriber', 'onPullRequestOrdered', '--yes', '--json'],
+        env,
+      );
+      expect(replayed.code, replayed.stderr).toBe(1);
+      expect(JSON.parse(replayed.stdout)).toMatchObject({ sent: 0, failed: 1, deleted: 0 });
+      const again = JSON.parse(
+        (await runCli(['dlq', 'list', '--queue', 'ordered', '--json'], env)).stdout,
+      ) as {
+        messages: Record<string, unknown>[];
+      };
+      expect(again.messages.filter((message) => message.deliveryId === poison)).toHaveLength(1);
       console.log(
         `poison: given up after ${failure?.requestContext.approximateInvokeCount} invocations, ${gaveUpAt - (lines[0]?.endedAt ?? gaveUpAt)} ms after the delivery before it; ` +
           `the other ${others.length} pull requests were done ${Math.round(gaveUpAt - Math.max(...otherIds.flat().map((id) => handledIds.get(id)?.endedAt ?? 0)))} ms before that`,
