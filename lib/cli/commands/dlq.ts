@@ -63,7 +63,8 @@ export function registerDlq(program: Command): void {
     .addHelpText(
       'after',
       `
-Each message is read and let go again at once: listing takes nothing out of the queue.
+Each message is read and let go again at once: listing takes nothing out of the queue. "--queue ordered" lists
+the ordered subscribers' failure queue, each pointer's records read back from the stream.
 
 Examples:
   $ forgebridge dlq list
@@ -93,10 +94,13 @@ Examples:
 The subscriber's function is invoked with each message's event (the local stack's through serverless-offline,
 a stage's through AWS Lambda), "--rate" a second; a message is deleted only once the function took its event.
 A message it fails on stays: run the command again. The messages of other subscribers are not touched.
+"--queue ordered": an ordered subscriber's failures, each handed to it as the batch its stream mapping gave up on
+(a "batchItemFailures" answer is a failure).
 
 Examples:
   $ forgebridge dlq replay --subscriber onPush --dry-run
   $ forgebridge dlq replay --subscriber onIssuesOpened --stage prod --yes
+  $ forgebridge dlq replay --queue ordered --subscriber onPullRequestOrdered --dry-run
 
 Exit codes: 0 every message taken (or none), 1 some not, 2 bad input, 3 the queue not reachable.`,
     )
