@@ -285,7 +285,8 @@ async function invokeOnce(
         Payload: Buffer.from(JSON.stringify(event)),
       }),
     );
-    const text = answer.Payload === undefined ? '' : Buffer.from(answer.Payload).toString('utf8');
+    // serverless-offline answers a function that returned nothing with a null payload.
+    const text = answer.Payload == null ? '' : Buffer.from(answer.Payload).toString('utf8');
     if (answer.FunctionError === undefined) return partialFailure(text);
     let message: unknown;
     try {
