@@ -131,6 +131,21 @@ describe('replay --since without --subscriber (to the bus, on DynamoDB Local)', 
     const run = JSON.parse(down.stdout);
     expect(run).toMatchObject({ selected: 24, sent: 0, failed: 24 });
     expect(run.failures[0].error).toMatch(/^PutEvents failed: /);
+    // As text: the summary, the first failures named, and how to go on.
+    const downText = await runMain(
+      ['replay', '--since', '1h', '--event', 'push', '--yes', '--rate', '500'],
+      env(),
+    );
+    expect(downText.code).toBe(1);
+    expect(downText.stdout).toMatch(
+      /^replayed with failures {2}0 of 8 to bus forgebridge-local {2}run [0-9a-f-]{36}, \d+\.\d s, 8 failed$/m,
+    );
+    expect(downText.stdout).toMatch(/^ {2}\S+ {2}PutEvents failed: /m);
+    expect(downText.stdout).toContain(
+      'run the same command again: the subscribers that took a delivery skip it',
+    );
+    const none = await runMain(['replay', '--since', '1h', '--source', 'nowhere', '--json'], env());
+    expect(JSON.parse(none.stdout)).toMatchObject({ selected: 0, source: 'nowhere', dryRun: false });
     // Nothing was taken: the same 24 are still selected.
     expect(await selectForBus(log, { since: started - 1000, outcome: 'error' })).toHaveLength(24);
   }, 60_000);
