@@ -263,12 +263,6 @@ export function orderedSuite(stack: () => TestStack): void {
       );
       expect(replayed.code, replayed.stderr).toBe(1);
       expect(JSON.parse(replayed.stdout)).toMatchObject({ sent: 0, failed: 1, deleted: 0 });
-      const again = JSON.parse(
-        (await runCli(['dlq', 'list', '--queue', 'ordered', '--json'], env)).stdout,
-      ) as {
-        messages: Record<string, unknown>[];
-      };
-      expect(again.messages.filter((message) => message.deliveryId === poison)).toHaveLength(1);
       console.log(
         `poison: given up after ${failure?.requestContext.approximateInvokeCount} invocations, ${gaveUpAt - (lines[0]?.endedAt ?? gaveUpAt)} ms after the delivery before it; ` +
           `the other ${others.length} pull requests were done ${Math.round(gaveUpAt - Math.max(...otherIds.flat().map((id) => handledIds.get(id)?.endedAt ?? 0)))} ms before that`,
