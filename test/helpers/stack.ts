@@ -77,6 +77,12 @@ export interface TestStack {
   receivedBy(deliveryId: string): Record<string, number>;
   /** What the recorder saw: every delivery so far, or one (a list, so that a second copy would show). */
   recorded(deliveryId?: string): Recorded[];
+  /**
+   * Whether the example failure switch has failed every attempt the local bus makes at one delivery for one
+   * subscriber (by function key): its first invocation and the plugin's retries ({@link LOCAL_BUS_ATTEMPTS}, one
+   * `failing on purpose` line each). Until then a retry may still reach the subscriber once the switch is off.
+   */
+  attemptsUsedUp(deliveryId: string, subscriber: string): boolean;
   /** The example subscriber's forge API calls for one delivery. */
   forgeApiCalls(deliveryId: string): ForgeApiCalled[];
   /** Polls every 100 ms until `check` returns true; throws with the stack's last output after `timeoutMs` (20 s). */
@@ -105,6 +111,12 @@ export interface Posted {
 export function awsCallLogOf(runDir: string): string {
   return join(runDir, 'aws-calls.jsonl');
 }
+
+/**
+ * How many times the local bus hands one event to a target that keeps failing: once, and the retries of
+ * serverless.yml's `serverless-offline-aws-eventbridge.maximumRetryAttempts` (2).
+ */
+export const LOCAL_BUS_ATTEMPTS = 3;
 
 /** SHA-256 of `JSON.stringify(payload)`, as the recorder logs it. */
 export function digest(payload: unknown): string {
@@ -214,6 +226,15 @@ export async function startTestStack(options: Omit<LocalStackOptions, 'output'> 
       return counts;
     },
     recorded,
+    attemptsUsedUp: (deliveryId, subscriber) =>
+      stack
+        .functionLogs()
+        .filter(
+          (record) =>
+            record.message === 'failing on purpose' &&
+            record.delivery === deliveryId &&
+            keyOf(record) === subscriber,
+        ).length >= LOCAL_BUS_ATTEMPTS,
     forgeApiCalls: (deliveryId) =>
       stack
         .functionLogs()

@@ -10,12 +10,18 @@ import { createEventHandler } from '../../../lib/webhooks/index.js';
 const dir = mkdtempSync(join(tmpdir(), 'fail-switch-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+const warnings: unknown[][] = [];
+
 /** Receives one push through the handlers the switch registers; resolves whether it failed. */
 async function fails(env: NodeJS.ProcessEnv): Promise<boolean> {
   const events = createEventHandler();
   const options = failSwitch(env);
   options.register?.(events, {
-    logger: { info: () => undefined, warn: () => undefined, error: () => undefined },
+    logger: {
+      info: () => undefined,
+      warn: (...line: unknown[]) => void warnings.push(line),
+      error: () => undefined,
+    },
   });
   try {
     await events.receive({ id: 'd-1', name: 'push', payload: { ref: 'refs/heads/main' } } as never);
@@ -41,6 +47,8 @@ describe('failSwitch()', () => {
     expect(await fails(env)).toBe(false);
     writeFileSync(file, JSON.stringify({ fail: ['onEverything'] }));
     expect(await fails(env)).toBe(true);
+    // One warning per failed attempt, naming the delivery.
+    expect(warnings).toEqual([['failing on purpose', { delivery: 'd-1' }]]);
     expect(await fails({ ...env, AWS_LAMBDA_FUNCTION_NAME: 'forgebridge-local-onPush' })).toBe(false);
     writeFileSync(file, JSON.stringify({ fail: ['onPush'] }));
     expect(await fails(env)).toBe(false);
@@ -48,5 +56,6 @@ describe('failSwitch()', () => {
     expect(await fails(env)).toBe(false);
     rmSync(file);
     expect(await fails(env)).toBe(false);
+    expect(warnings).toHaveLength(1);
   });
 });

@@ -82,10 +82,11 @@ export function inspectorReplaySuite(stack: () => TestStack): void {
           await new Promise((resolve) => setTimeout(resolve, 300));
         }
         expect((await preview()).count).toBe(FAILING);
-        // The local bus retries a failed invocation twice, 200 ms apart (serverless.yml's
-        // serverless-offline-aws-eventbridge settings): the switch stays on until those retries failed too, or one
-        // would reach onEverything once the switch is off.
-        await new Promise((resolve) => setTimeout(resolve, 2_500));
+        // The local bus retries a failed invocation (serverless.yml's serverless-offline-aws-eventbridge settings):
+        // the switch stays on until those retries failed too, or one would reach onEverything once it is off.
+        await t.waitFor(() => failedIds.every((id) => t.attemptsUsedUp(id, 'onEverything')), {
+          timeoutMs: 60_000,
+        });
       } finally {
         // The fix is deployed: the switch off, and left off.
         writeFileSync(t.stack.exampleFailFile, JSON.stringify({ fail: [] }));

@@ -98,6 +98,11 @@ export function replaySuite(stack: () => TestStack): void {
         }
         expect(counted.selected).toBe(failedIds.length);
         expect(failedIds).toEqual(expect.arrayContaining(counted.sample.map((d) => d.deliveryId)));
+        // The local bus retries a failed target: the switch stays on until every retry failed too, or one would
+        // reach onEverything after the fix below (and the replay would find fewer).
+        await t.waitFor(() => failedIds.every((id) => t.attemptsUsedUp(id, 'onEverything')), {
+          timeoutMs: 120_000,
+        });
       } finally {
         // The fix is deployed.
         rmSync(t.stack.exampleFailFile, { force: true });
@@ -206,9 +211,11 @@ export function replaySuite(stack: () => TestStack): void {
               throw new Error(`the subscribers did not all report in 120 s: ${missing}`);
             await new Promise((resolve) => setTimeout(resolve, 250));
           }
-          // The local bus retries a failed target twice, 200 ms apart: with the switch still on, those retries fail
-          // too, and none succeeds after the fix below.
-          await new Promise((resolve) => setTimeout(resolve, 3_000));
+          // The local bus retries a failed target: the switch stays on until every retry failed too, or one would
+          // reach onEverything after the fix below.
+          await t.waitFor(() => failedIds.every((id) => t.attemptsUsedUp(id, 'onEverything')), {
+            timeoutMs: 120_000,
+          });
         } finally {
           // The fix is deployed.
           rmSync(t.stack.exampleFailFile, { force: true });
