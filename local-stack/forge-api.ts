@@ -2,7 +2,9 @@
 // access tokens signed by the local authorization server (checked against its JWKS with jose) for the forge
 // API resource, and, with `githubApps`, GitHub App installation tokens it issued itself (its app routes check the
 // app JWT as GitHub does: local-stack/github-app-server.ts). It answers a few read-only routes and records every
-// request so tests can see the calls.
+// request so tests can see the calls. With `limits` it enforces GitHub's secondary rate limits, scaled down (requests
+// in flight at once per token owner, content-creating requests per sliding window), answering a 403 with
+// `retry-after` as GitHub does, and counts what it saw (the most in flight, the limit answers).
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createRemoteJWKSet, type JWTPayload, jwtVerify } from 'jose';
@@ -18,8 +20,34 @@ export interface ForgeApiOptions {
   audience?: string;
   /** Serve GitHub's app routes with this authority, and accept the installation tokens it issues. */
   githubApps?: GitHubApps;
+  /** Enforce GitHub's secondary rate limits, scaled down. Default: none enforced. */
+  limits?: ForgeApiLimits;
+  /** How long each API answer takes, in ms (so that requests overlap as a real forge's do). Default 0. */
+  delayMs?: number;
   /** Port. Default: a free one. */
   port?: number;
+}
+
+/**
+ * GitHub's secondary rate limits at a scale tests can reach: `concurrency` requests in flight at once per token
+ * owner, and at most `writes` content-creating requests (POST, PATCH, PUT, DELETE) per owner in any
+ * `windowSeconds`-long window. GitHub's own: 100 in flight, 80 a minute.
+ */
+export interface ForgeApiLimits {
+  concurrency: number;
+  writes: number;
+  windowSeconds: number;
+}
+
+/** What the limits saw. */
+export interface ForgeApiLimitStats {
+  /** The most requests of one owner in flight at once. */
+  maxConcurrent: number;
+  /** 403 answers for a secondary limit: requests in flight, content-creating requests in the window. */
+  concurrencyAnswers: number;
+  writeAnswers: number;
+  /** Content-creating requests answered 2xx. */
+  writesDone: number;
 }
 
 /** One request the forge API answered. */
@@ -32,6 +60,8 @@ export interface ForgeApiRequest {
   scope?: string;
   /** The installation an installation token stands for. */
   installationId?: number;
+  /** When it arrived (epoch ms). */
+  at: number;
 }
 
 /** A running forge API. */
@@ -41,10 +71,20 @@ export interface ForgeApi {
   readonly port: number;
   /** Every request so far, oldest first. */
   requests(): ForgeApiRequest[];
+  /** What the limits saw so far. */
+  limitStats(): ForgeApiLimitStats;
+  /** Forgets what the limits saw (not the requests in flight). */
+  resetLimitStats(): void;
   stop(): Promise<void>;
 }
 
 const ISSUE_PATH = /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)$/;
+const COMMENTS_PATH = /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/comments$/;
+/** GitHub's answer to a request over a secondary rate limit. */
+const SECONDARY_LIMIT_MESSAGE =
+  'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.';
+const DOCS_URL =
+  'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits';
 /** Largest request body read (an installation token request with 500 repository names fits). */
 const MAX_BODY_BYTES = 64 * 1024;
 
@@ -106,15 +146,91 @@ export async function startForgeApi(options: ForgeApiOptions): Promise<ForgeApi>
     };
   };
 
-  const answer = async (request: IncomingMessage, response: ServerResponse, entry: ForgeApiRequest) => {
+  const limits = options.limits;
+  const delayMs = options.delayMs ?? 0;
+  const inFlight = new Map<string, number>();
+  const writeLog = new Map<string, number[]>();
+  let stats: ForgeApiLimitStats = { maxConcurrent: 0, concurrencyAnswers: 0, writeAnswers: 0, writesDone: 0 };
+  let commentId = 0;
+
+  /** A secondary-limit answer as GitHub gives it: 403, `retry-after` in seconds, the rate-limit message. */
+  const secondaryLimit = (response: ServerResponse, entry: ForgeApiRequest, retryAfter: number) => {
+    entry.status = 403;
+    send(
+      response,
+      403,
+      { message: SECONDARY_LIMIT_MESSAGE, documentation_url: DOCS_URL, status: '403' },
+      { 'retry-after': String(retryAfter) },
+    );
+  };
+
+  const route = (response: ServerResponse, entry: ForgeApiRequest, body: string) => {
     const { method, path } = entry;
-    if (githubApps !== undefined) {
-      const body = await readBody(request);
-      if (body === undefined) {
-        entry.status = 413;
-        send(response, 413, { message: 'request body too large' });
+    const issue = ISSUE_PATH.exec(path);
+    if (method === 'GET' && issue !== null) {
+      const [, owner, repo, number] = issue;
+      entry.status = 200;
+      send(response, 200, {
+        number: Number(number),
+        title: `Issue ${number} of ${owner}/${repo}`,
+        repository: { full_name: `${owner}/${repo}` },
+      });
+      return;
+    }
+    const comments = COMMENTS_PATH.exec(path);
+    if (method === 'POST' && comments !== null) {
+      const [, owner, repo, number] = comments;
+      let text: unknown;
+      try {
+        text = (JSON.parse(body) as { body?: unknown } | null)?.body;
+      } catch {
+        text = undefined;
+      }
+      if (typeof text !== 'string' || text === '') {
+        entry.status = 422;
+        send(response, 422, {
+          message: 'Validation Failed',
+          errors: [{ resource: 'IssueComment', code: 'missing_field', field: 'body' }],
+          documentation_url: 'https://docs.github.com/rest/issues/comments#create-an-issue-comment',
+        });
         return;
       }
+      commentId += 1;
+      const at = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+      const base = `https://api.github.com/repos/${owner}/${repo}`;
+      entry.status = 201;
+      send(
+        response,
+        201,
+        {
+          id: commentId,
+          node_id: `IC_${commentId}`,
+          url: `${base}/issues/comments/${commentId}`,
+          html_url: `https://github.com/${owner}/${repo}/issues/${number}#issuecomment-${commentId}`,
+          body: text,
+          user: null,
+          created_at: at,
+          updated_at: at,
+          issue_url: `${base}/issues/${number}`,
+          author_association: 'NONE',
+        },
+        { location: `${base}/issues/comments/${commentId}` },
+      );
+      return;
+    }
+    entry.status = 404;
+    send(response, 404, { message: 'not found' });
+  };
+
+  const answer = async (request: IncomingMessage, response: ServerResponse, entry: ForgeApiRequest) => {
+    const { method, path } = entry;
+    const body = await readBody(request);
+    if (body === undefined) {
+      entry.status = 413;
+      send(response, 413, { message: 'request body too large' });
+      return;
+    }
+    if (githubApps !== undefined) {
       const app = await githubApps.handle(method, path, request.headers.authorization, body);
       if (app !== undefined) {
         entry.status = app.status;
@@ -134,24 +250,48 @@ export async function startForgeApi(options: ForgeApiOptions): Promise<ForgeApi>
       return;
     }
     Object.assign(entry, claims);
-    const issue = ISSUE_PATH.exec(path);
-    if (method !== 'GET' || issue === null) {
-      entry.status = 404;
-      send(response, 404, { message: 'not found' });
+    if (limits === undefined) {
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+      route(response, entry, body);
       return;
     }
-    const [, owner, repo, number] = issue;
-    entry.status = 200;
-    send(response, 200, {
-      number: Number(number),
-      title: `Issue ${number} of ${owner}/${repo}`,
-      repository: { full_name: `${owner}/${repo}` },
-    });
+    const owner =
+      claims.installationId === undefined
+        ? `client/${claims.clientId ?? ''}`
+        : `installation/${claims.installationId}`;
+    const flying = inFlight.get(owner) ?? 0;
+    if (flying >= limits.concurrency) {
+      stats.concurrencyAnswers += 1;
+      secondaryLimit(response, entry, 1);
+      return;
+    }
+    const write = !['GET', 'HEAD', 'OPTIONS'].includes(method);
+    if (write) {
+      const now = Date.now();
+      const windowMs = limits.windowSeconds * 1000;
+      const log = (writeLog.get(owner) ?? []).filter((at) => at > now - windowMs);
+      writeLog.set(owner, log);
+      if (log.length >= limits.writes) {
+        stats.writeAnswers += 1;
+        secondaryLimit(response, entry, Math.max(1, Math.ceil(((log[0] as number) + windowMs - now) / 1000)));
+        return;
+      }
+      log.push(now);
+    }
+    inFlight.set(owner, flying + 1);
+    stats.maxConcurrent = Math.max(stats.maxConcurrent, flying + 1);
+    try {
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+      route(response, entry, body);
+      if (write && entry.status < 300) stats.writesDone += 1;
+    } finally {
+      inFlight.set(owner, (inFlight.get(owner) ?? 1) - 1);
+    }
   };
 
   const server = createServer((request, response) => {
     const path = new URL(request.url ?? '/', 'http://forge.local').pathname;
-    const entry: ForgeApiRequest = { method: request.method ?? 'GET', path, status: 500 };
+    const entry: ForgeApiRequest = { method: request.method ?? 'GET', path, status: 500, at: Date.now() };
     log.push(entry);
     answer(request, response, entry).catch(() => {
       entry.status = 500;
@@ -168,6 +308,10 @@ export async function startForgeApi(options: ForgeApiOptions): Promise<ForgeApi>
     url: `http://127.0.0.1:${port}`,
     port,
     requests: () => log.map((entry) => ({ ...entry })),
+    limitStats: () => ({ ...stats }),
+    resetLimitStats: () => {
+      stats = { maxConcurrent: 0, concurrencyAnswers: 0, writeAnswers: 0, writesDone: 0 };
+    },
     stop: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -280,6 +280,8 @@ export const AwsErrorCodes = {
   unknownSource: 'unknown_source',
   /** Another middleware refused the request with a 4xx this module has no code for. */
   badRequest: 'bad_request',
+  /** A forge API call could not get its turn within its wait (a limit of the governor's, or the forge's own). */
+  forgeRateLimited: 'forge_rate_limited',
 } as const;
 /** A lib/aws error code. */
 export type AwsErrorCode = (typeof AwsErrorCodes)[keyof typeof AwsErrorCodes];

@@ -148,6 +148,34 @@ export class TokenRefreshError extends AwsBridgeError {
 }
 
 /**
+ * A forge API call could not get its turn in time: `limit` says which limit held it (`concurrency`, a budget such
+ * as `writes:80/60s`, the forge's `retry-after`, its `primary` budget, or a `secondary` limit answer without a
+ * time), `resetAt` when that limit frees up, `owner` whose budget it is (the token table key, never the token).
+ */
+export class ForgeRateLimitError extends AwsBridgeError {
+  override name = 'ForgeRateLimitError';
+  readonly limit: string;
+  readonly resetAt: Date;
+  readonly owner: string;
+  constructor(
+    owner: string,
+    limit: string,
+    resetAt: Date,
+    options: { waitedMs?: number; cause?: unknown } = {},
+  ) {
+    const waited = options.waitedMs === undefined ? '' : ` after waiting ${Math.round(options.waitedMs)} ms`;
+    super(
+      AwsErrorCodes.forgeRateLimited,
+      `forge api limit "${limit}" of "${owner}" holds the call${waited}; it frees up at ${resetAt.toISOString()}`,
+      options.cause === undefined ? {} : { cause: options.cause },
+    );
+    this.limit = limit;
+    this.resetAt = resetAt;
+    this.owner = owner;
+  }
+}
+
+/**
  * A GitHub App's key is unusable, or the forge refused the app JWT or the token request. `status` is the forge's
  * HTTP status when it answered; the message quotes its `message` field, never the JWT or the key.
  */

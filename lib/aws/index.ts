@@ -30,6 +30,7 @@ export {
 export { requireEnv, sdkTimeouts } from './env.js';
 export {
   AwsBridgeError,
+  ForgeRateLimitError,
   GitHubAppError,
   IngestError,
   type OnBus,

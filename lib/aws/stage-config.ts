@@ -10,6 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { type Env, numberEnv } from './env.js';
+import { readGovernorConfig } from './governor/limits.js';
 import { readReconcileConfig } from './reconcile/config.js';
 import { type AlarmSettings, readAlarmSettings, whole } from './stage/alarm-settings.js';
 import { readDeliveryLogConfig, readRedriveConfig } from './stage/function-config.js';
@@ -77,6 +78,13 @@ export function stageDefaults(stage: string): Record<StageSettingName, string> {
     FORGEBRIDGE_OAUTH_PROVIDER: '',
     FORGEBRIDGE_FORGE_API_URL: 'https://forge.example.com/api/v1',
     FORGEBRIDGE_REFRESH_WINDOW_SECONDS: '300',
+    // The forge API governor (docs/rate-limits.md): on, on GitHub's documented limits; empty figures: the preset's.
+    FORGEBRIDGE_FORGE_API_GOVERNOR: 'on',
+    FORGEBRIDGE_FORGE_API_PRESET: 'github',
+    FORGEBRIDGE_FORGE_API_CONCURRENCY: '',
+    FORGEBRIDGE_FORGE_API_BUDGETS: '',
+    FORGEBRIDGE_FORGE_API_MAX_WAIT_MS: '',
+    FORGEBRIDGE_FORGE_API_LEASE_SECONDS: '',
     FORGEBRIDGE_RECONCILE_RATE: 'rate(10 minutes)',
     FORGEBRIDGE_RECONCILE_MAX_REDELIVERIES: '',
     FORGEBRIDGE_RECONCILE_MAX_PAGES: '',
@@ -138,6 +146,12 @@ export type StageSettingName =
   | 'FORGEBRIDGE_OAUTH_PROVIDER'
   | 'FORGEBRIDGE_FORGE_API_URL'
   | 'FORGEBRIDGE_REFRESH_WINDOW_SECONDS'
+  | 'FORGEBRIDGE_FORGE_API_GOVERNOR'
+  | 'FORGEBRIDGE_FORGE_API_PRESET'
+  | 'FORGEBRIDGE_FORGE_API_CONCURRENCY'
+  | 'FORGEBRIDGE_FORGE_API_BUDGETS'
+  | 'FORGEBRIDGE_FORGE_API_MAX_WAIT_MS'
+  | 'FORGEBRIDGE_FORGE_API_LEASE_SECONDS'
   | 'FORGEBRIDGE_RECONCILE_RATE'
   | 'FORGEBRIDGE_RECONCILE_MAX_REDELIVERIES'
   | 'FORGEBRIDGE_RECONCILE_MAX_PAGES'
@@ -341,6 +355,7 @@ export function checkStageSettings(
   readReconcileConfig(env);
   readTokenConfig(env);
   readForgeApiConfig(env);
+  readGovernorConfig(env);
   readDeliveryLogConfig(env);
   for (const name of ['FORGEBRIDGE_INGEST_TIMEOUT', 'FORGEBRIDGE_SUBSCRIBER_TIMEOUT'] as const) {
     whole(settings, name, { min: 1, max: 900 });

@@ -39,6 +39,10 @@ const pointer = (segment: string) => segment.replaceAll('~', '~0').replaceAll('/
 /** The description's path template of a stand-in path (`/repos/a/b/hooks/1/deliveries/7/attempts`). */
 export function gitHubTemplate(path: string): string {
   const bare = path.split('?')[0] as string;
+  // The forge API stand-in's comment route (local-stack/forge-api.ts).
+  if (/^\/repos\/[^/]+\/[^/]+\/issues\/\d+\/comments$/.test(bare)) {
+    return '/repos/{owner}/{repo}/issues/{issue_number}/comments';
+  }
   // The webhooks API (local-stack/github-hooks.ts): the hooks, one hook, its pings.
   const hooks = /^\/(repos\/[^/]+\/[^/]+|orgs\/[^/]+)\/hooks(\/\d+)?(\/pings)?$/.exec(bare);
   if (hooks !== null) {

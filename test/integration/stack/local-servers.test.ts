@@ -92,6 +92,7 @@ describe('local-stack/forge-api', () => {
       status: 200,
       clientId: DEFAULT_CLIENT.client_id,
       scope: 'forge:read',
+      at: expect.any(Number),
     });
   });
 

@@ -1,0 +1,362 @@
+/**
+ * The forge API governor: one DynamoDB item per token owner, in the token table beside the token, that every forge
+ * call of every Lambda instance draws from before it goes out.
+ *
+ * The item (`governor#<owner>`) holds
+ * - `leases`: one entry per request in flight (lease id -> epoch ms it expires at). A call takes one while fewer than
+ *   the concurrency limit are held and gives it back after the answer; a crashed holder's entry expires and the next
+ *   caller that finds the limit reached removes it.
+ * - per budget, the theoretical arrival time of the next request (`pace:<budget>`, epoch ms; the generic cell rate
+ *   algorithm): a request conforms while that time is at most `(burst - 1)` intervals ahead of now, and pushes it one
+ *   interval (`seconds / (limit - burst)`) further. Never more than `limit` requests in any `seconds`-long window.
+ * - `stopUntil` / `stopReason`: a time before which nobody calls (a `retry-after` or a primary budget of 0 that one
+ *   instance was told of stops them all).
+ * - `remaining` / `resetAt` / `total`: the primary budget as the last answer stated it.
+ * - `expiresAt`: its TTL; an idle owner's item disappears.
+ *
+ * A call below every limit costs one conditional `UpdateItem` before it goes out (it takes the lease and draws from
+ * every budget at once; `ReturnValues` hands back the item, so no read) and one plain `UpdateItem` after the answer
+ * (the lease back, the primary budget's figures). A call that is refused learns why from the same write
+ * (`ReturnValuesOnConditionCheckFailure`), waits for the earliest moment it can go and tries again.
+ */
+import { randomUUID } from 'node:crypto';
+import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ForgeRateLimitError, isConditionalCheckFailed } from '../errors.js';
+import type { LoggerLike } from '../types.js';
+import { type GovernedAnswer, type LimitVerdict, limitVerdict, primaryFigures } from './answers.js';
+import { type Item, itemOf, type Pace, paceOf, type Refusal, refusalOf, takeExpression } from './item.js';
+import { countsAgainst, type ForgeLimits } from './limits.js';
+
+export type { GovernedAnswer, LimitVerdict };
+
+/** Key prefix of a governor item in the token table. */
+export const GOVERNOR_KEY_PREFIX = 'governor#';
+
+/** How long an idle owner's item is kept beyond its longest budget window. */
+const ITEM_TTL_SECONDS = 3600;
+/** Waits between tries while every slot is taken: from the first to the last, doubling, with jitter. */
+const SLOT_POLL_FIRST_MS = 20;
+const SLOT_POLL_MAX_MS = 250;
+
+/** What the governor saw, for metrics and logs. */
+export type GovernorEvent =
+  | { type: 'waited'; ms: number; limit: string }
+  | { type: 'refused'; limit: string }
+  | { type: 'limit-answer'; status: number; limit: string }
+  | { type: 'unavailable' }
+  | { type: 'malformed-header'; header: string };
+
+/** Options of {@link ForgeGovernor}. */
+export interface ForgeGovernorOptions {
+  client: DynamoDBDocumentClient;
+  /** The token table. */
+  tableName: string;
+  /** Whose budget: the token table key of the token the calls carry. */
+  owner: string;
+  limits: ForgeLimits;
+  /** Longest a call waits for its turn. Default 60 s. */
+  maxWaitMs?: number | undefined;
+  /** How long a slot is held when never given back. Default 30 s. */
+  leaseSeconds?: number | undefined;
+  logger?: LoggerLike | undefined;
+  /** Told of every wait, refusal, limit answer and store failure. */
+  onEvent?: ((event: GovernorEvent) => void) | undefined;
+  now?: (() => number) | undefined;
+  sleep?: ((ms: number) => Promise<void>) | undefined;
+  random?: (() => number) | undefined;
+}
+
+/** One call's turn. */
+export interface Permit {
+  /** How long the call waited for it, in ms. */
+  readonly waitedMs: number;
+  /** `false` when the store could not be reached and the call goes on unthrottled. */
+  readonly governed: boolean;
+  /** Gives the slot back and records what the answer says of the forge's limits. Never throws. */
+  release(answer?: GovernedAnswer): Promise<LimitVerdict>;
+}
+
+/** Options of one call's wait. */
+export interface AcquireOptions {
+  /** Epoch ms the caller must have its answer by (the Lambda's deadline); the wait ends before. */
+  deadline?: number | undefined;
+}
+
+/**
+ * The budget of one token owner, shared through DynamoDB by every instance. One per owner per process.
+ *
+ * @example
+ * ```ts
+ * const governor = new ForgeGovernor({ client, tableName, owner: source.key, limits: config.limits });
+ * const permit = await governor.acquire('POST', { deadline: Date.now() + context.getRemainingTimeInMillis() });
+ * const response = await fetch(url, { method: 'POST', ... });
+ * await permit.release({ status: response.status, headers: response.headers });
+ * ```
+ */
+export class ForgeGovernor {
+  readonly owner: string;
+  readonly limits: ForgeLimits;
+  readonly #client: DynamoDBDocumentClient;
+  readonly #tableName: string;
+  readonly #key: string;
+  readonly #paces: Pace[];
+  readonly #maxWaitMs: number;
+  readonly #leaseMs: number;
+  readonly #ttlSeconds: number;
+  readonly #logger: LoggerLike | undefined;
+  readonly #onEvent: (event: GovernorEvent) => void;
+  readonly #now: () => number;
+  readonly #sleep: (ms: number) => Promise<void>;
+  readonly #random: () => number;
+  /** The item as this instance last saw it (after its own write or a refusal). */
+  #seen: Item | undefined;
+
+  constructor(options: ForgeGovernorOptions) {
+    if (options?.client === undefined) throw new TypeError('"client" is required');
+    if (!options.tableName) throw new TypeError('"tableName" is required');
+    if (!options.owner) throw new TypeError('"owner" is required');
+    const { concurrency, budgets } = options.limits ?? {};
+    if (!Number.isInteger(concurrency) || concurrency < 1) {
+      throw new TypeError('"limits.concurrency" must be a whole number of at least 1');
+    }
+    this.owner = options.owner;
+    this.limits = { concurrency, budgets: [...(budgets ?? [])] };
+    this.#client = options.client;
+    this.#tableName = options.tableName;
+    this.#key = `${GOVERNOR_KEY_PREFIX}${options.owner}`;
+    this.#paces = this.limits.budgets.map(paceOf);
+    this.#maxWaitMs = options.maxWaitMs ?? 60_000;
+    this.#leaseMs = (options.leaseSeconds ?? 30) * 1000;
+    if (!(this.#maxWaitMs >= 0)) throw new TypeError('"maxWaitMs" must be a non-negative number');
+    if (!(this.#leaseMs > 0)) throw new TypeError('"leaseSeconds" must be a positive number');
+    const longest = Math.max(0, ...this.limits.budgets.map((budget) => budget.seconds));
+    this.#ttlSeconds = longest + ITEM_TTL_SECONDS;
+    this.#logger = options.logger;
+    this.#onEvent = options.onEvent ?? (() => undefined);
+    this.#now = options.now ?? Date.now;
+    this.#sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.#random = options.random ?? Math.random;
+  }
+
+  #emit(event: GovernorEvent): void {
+    try {
+      this.#onEvent(event);
+    } catch {
+      // A metric never fails a call.
+    }
+  }
+
+  /**
+   * Waits for a turn of a `method` request: a slot below the concurrency limit and room in every budget the
+   * method counts against, with no stop in force. Rejects with a {@link ForgeRateLimitError} when the turn cannot
+   * come before the deadline (or `maxWaitMs`); goes on unthrottled (`governed: false`) when the store fails.
+   */
+  async acquire(method: string, options: AcquireOptions = {}): Promise<Permit> {
+    const started = this.#now();
+    const deadline = Math.min(started + this.#maxWaitMs, options.deadline ?? Number.POSITIVE_INFINITY);
+    const paces = this.#paces.filter((pace) => countsAgainst(pace.budget.scope, method));
+    const lease = randomUUID();
+    let reclaim: string[] = [];
+    let polls = 0;
+    let guesses = 0;
+    let lastLimit: string | undefined;
+    for (;;) {
+      const now = this.#now();
+      let refusal: Refusal | undefined;
+      try {
+        this.#seen = await this.#take(lease, paces, reclaim, now);
+        const waitedMs = this.#now() - started;
+        if (lastLimit !== undefined) this.#emit({ type: 'waited', ms: waitedMs, limit: lastLimit });
+        return this.#permit(lease, waitedMs);
+      } catch (error) {
+        if (!isConditionalCheckFailed(error)) return this.#unavailable(error, started);
+        const item = itemOf(error);
+        this.#seen = item;
+        reclaim = [];
+        if (item === undefined || item.leases === undefined) {
+          // A new owner, or its item expired: make it, then try again at once.
+          await this.#create().catch(() => undefined);
+          continue;
+        }
+        refusal = refusalOf(item, paces, this.limits.concurrency, this.#now());
+        if (refusal?.limit === 'concurrency') {
+          reclaim = Object.entries(item.leases)
+            .filter(([, until]) => until <= now)
+            .map(([id]) => id);
+          if (reclaim.length > 0) continue;
+        }
+      }
+      if (refusal === undefined) {
+        // Only this instance's guess of a budget's state was wrong: the item it holds now is right. A guess wrong
+        // again and again (clocks apart) waits as for a slot.
+        if (++guesses <= 3) continue;
+        refusal = { limit: 'concurrency', at: undefined, resetAt: this.#now() + SLOT_POLL_MAX_MS };
+      }
+      lastLimit = refusal.limit;
+      const wake =
+        refusal.at ??
+        this.#now() + Math.min(SLOT_POLL_MAX_MS, SLOT_POLL_FIRST_MS * 2 ** polls++) * (0.5 + this.#random());
+      if (wake > deadline) {
+        this.#emit({ type: 'refused', limit: refusal.limit });
+        throw new ForgeRateLimitError(this.owner, refusal.limit, new Date(refusal.resetAt), {
+          waitedMs: this.#now() - started,
+        });
+      }
+      await this.#sleep(Math.max(0, wake - this.#now()));
+    }
+  }
+
+  /** The store failed: the call goes on without a turn (said in a metric and a log line, once per call). */
+  #unavailable(error: unknown, started: number): Permit {
+    this.#emit({ type: 'unavailable' });
+    this.#logger?.warn('forge api governor unavailable, calling unthrottled', {
+      owner: this.owner,
+      error: (error as { name?: unknown })?.name,
+    });
+    const waitedMs = this.#now() - started;
+    return {
+      waitedMs,
+      governed: false,
+      release: async (answer) => this.#verdict(answer, this.#now()),
+    };
+  }
+
+  #permit(lease: string, waitedMs: number): Permit {
+    let released = false;
+    return {
+      waitedMs,
+      governed: true,
+      release: async (answer) => {
+        const now = this.#now();
+        const verdict = this.#verdict(answer, now);
+        if (released) return verdict;
+        released = true;
+        try {
+          if (verdict.stopUntil !== undefined) await this.#stop(verdict.stopUntil, verdict.limited, now);
+          await this.#release(lease, answer, now);
+        } catch (error) {
+          // The slot then frees itself when its lease expires.
+          this.#logger?.warn('forge api governor could not give a slot back', {
+            owner: this.owner,
+            error: (error as { name?: unknown })?.name,
+          });
+        }
+        return verdict;
+      },
+    };
+  }
+
+  /** The one conditional write of a call: the lease, every budget, no stop in force. */
+  async #take(lease: string, paces: Pace[], reclaim: string[], now: number): Promise<Item> {
+    const { names, values, set, remove, conditions } = takeExpression({
+      lease,
+      leaseUntil: now + this.#leaseMs,
+      limit: this.limits.concurrency + reclaim.length,
+      ttl: Math.ceil(now / 1000) + this.#ttlSeconds,
+      reclaim,
+      paces,
+      seen: this.#seen,
+      now,
+    });
+    const output = await this.#client.send(
+      new UpdateCommand({
+        TableName: this.#tableName,
+        Key: { pk: this.#key },
+        UpdateExpression: `SET ${set.join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}`,
+        ConditionExpression: conditions.join(' AND '),
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return (output.Attributes ?? {}) as Item;
+  }
+
+  /** Makes the owner's item, empty, unless another instance just did. */
+  async #create(): Promise<void> {
+    await this.#client.send(
+      new UpdateCommand({
+        TableName: this.#tableName,
+        Key: { pk: this.#key },
+        UpdateExpression: 'SET #l = if_not_exists(#l, :empty), #ttl = :ttl',
+        ExpressionAttributeNames: { '#l': 'leases', '#ttl': 'expiresAt' },
+        ExpressionAttributeValues: { ':empty': {}, ':ttl': Math.ceil(this.#now() / 1000) + this.#ttlSeconds },
+      }),
+    );
+  }
+
+  #verdict(answer: GovernedAnswer | undefined, now: number): LimitVerdict {
+    const verdict = limitVerdict(answer, now, (header) => this.#malformed(header));
+    if (verdict.limited !== undefined) {
+      this.#emit({
+        type: 'limit-answer',
+        status: answer?.status ?? 0,
+        limit: verdict.limited === 'primary' ? 'primary' : 'retry-after',
+      });
+    }
+    return verdict;
+  }
+
+  #malformed(header: string): void {
+    this.#emit({ type: 'malformed-header', header });
+    this.#logger?.warn('forge api answer has a malformed rate-limit header, ignored', { header });
+  }
+
+  /** Stops every instance until `until` (never shortening a longer stop another instance set). */
+  async #stop(until: number, limited: LimitVerdict['limited'], now: number): Promise<void> {
+    const reason = limited === 'secondary' ? 'retry-after' : 'primary';
+    try {
+      await this.#client.send(
+        new UpdateCommand({
+          TableName: this.#tableName,
+          Key: { pk: this.#key },
+          UpdateExpression: 'SET #s = :until, #r = :reason, #ttl = :ttl',
+          ConditionExpression: 'attribute_not_exists(#s) OR #s < :until',
+          ExpressionAttributeNames: { '#s': 'stopUntil', '#r': 'stopReason', '#ttl': 'expiresAt' },
+          ExpressionAttributeValues: {
+            ':until': until,
+            ':reason': reason,
+            ':ttl': Math.ceil(now / 1000) + this.#ttlSeconds,
+          },
+        }),
+      );
+      this.#logger?.warn('forge api limit answer: every call of this owner waits', {
+        owner: this.owner,
+        reason,
+        until: new Date(until).toISOString(),
+      });
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
+  }
+
+  /** Gives the lease back and records the primary budget's figures the answer states. */
+  async #release(lease: string, answer: GovernedAnswer | undefined, now: number): Promise<void> {
+    const names: Record<string, string> = { '#l': 'leases', '#id': lease, '#ttl': 'expiresAt' };
+    const values: Record<string, unknown> = { ':ttl': Math.ceil(now / 1000) + this.#ttlSeconds };
+    const set = ['#ttl = :ttl'];
+    const figures = primaryFigures(answer);
+    if (figures !== undefined) {
+      names['#rem'] = 'remaining';
+      names['#reset'] = 'resetAt';
+      values[':rem'] = figures.remaining;
+      values[':reset'] = figures.resetAt;
+      set.push('#rem = :rem', '#reset = :reset');
+      if (figures.total !== undefined) {
+        names['#total'] = 'total';
+        values[':total'] = figures.total;
+        set.push('#total = :total');
+      }
+    }
+    await this.#client.send(
+      new UpdateCommand({
+        TableName: this.#tableName,
+        Key: { pk: this.#key },
+        UpdateExpression: `SET ${set.join(', ')} REMOVE #l.#id`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
+    );
+  }
+}
