@@ -156,6 +156,13 @@ function metricAlarms(context) {
       `A forge delivery that never reached the ingest could not be recovered within the forge's window (docs/operations.md, "Reconciler gave up")`,
       { ...metric(context, 'reconcileGaveUpDeliveries'), Statistic: 'Sum', ...above(0, 600) },
     ),
+    // The forge answered a call with a rate limit (403/429): the governor exists to keep this at 0, so one is enough.
+    ForgeApiLimitAnswersAlarm: alarm(
+      context,
+      'forge-api-limit-answers',
+      'The forge answered a forge API call with a rate limit (docs/operations.md, "Forge API limit answers")',
+      { ...metric(context, 'forgeApiLimitAnswers'), Statistic: 'Sum', ...above(0, 300) },
+    ),
     // The reconciler found deliveries that the forge counts as failed and that our side never took.
     FailedAtForgeAlarm: insightsAlarm(
       context,

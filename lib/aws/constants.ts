@@ -189,6 +189,27 @@ export const MetricDefinitions = {
   },
   reconcileRedelivered: { name: 'ReconcileRedelivered', unit: 'Count', dimensions: [source], service: true },
   reconcileRecovered: { name: 'ReconcileRecovered', unit: 'Count', dimensions: [source], service: true },
+  /** 1 per forge API call that waited for its turn (the governor); `ForgeApiWaitTime` how long. */
+  forgeApiWaits: { name: 'ForgeApiWaits', unit: 'Count', dimensions: [], service: true },
+  forgeApiWaitTime: { name: 'ForgeApiWaitTime', unit: 'Milliseconds', dimensions: [], service: true },
+  /** 1 per forge API call that could not get its turn in time (a `ForgeRateLimitError`). */
+  forgeApiRefused: { name: 'ForgeApiRefused', unit: 'Count', dimensions: [], service: true },
+  /** 1 per rate-limit answer (403/429) of the forge (an alarm fires on one). */
+  forgeApiLimitAnswers: { name: 'ForgeApiLimitAnswers', unit: 'Count', dimensions: [], service: true },
+  /** 1 per forge API call that went on unthrottled: the governor's store could not be reached. */
+  forgeApiGovernorUnavailable: {
+    name: 'ForgeApiGovernorUnavailable',
+    unit: 'Count',
+    dimensions: [],
+    service: true,
+  },
+  /** 1 per malformed rate-limit header of a forge answer (ignored). */
+  forgeApiMalformedHeaders: {
+    name: 'ForgeApiMalformedHeaders',
+    unit: 'Count',
+    dimensions: [],
+    service: true,
+  },
   /** 1 on each log line of the reconciler about a delivery given up (an alarm fires on one). */
   reconcileGaveUpDeliveries: {
     name: 'ReconcileGaveUpDeliveries',

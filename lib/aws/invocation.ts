@@ -30,3 +30,14 @@ export function runInvocation<R>(context: unknown, fn: () => R): R {
 export function currentInvocation(): Invocation | undefined {
   return storage.getStore();
 }
+
+/**
+ * The handler, each call of it run as an invocation of its second argument (the Lambda context), unless it already
+ * runs inside one.
+ */
+export function inInvocation<A extends unknown[], R>(
+  handler: (...args: A) => Promise<R>,
+): (...args: A) => Promise<R> {
+  return (...args: A) =>
+    currentInvocation() === undefined ? runInvocation(args[1], () => handler(...args)) : handler(...args);
+}

@@ -2,6 +2,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { AwsDefaults, MetricDefinitions, MetricDimensions } from './constants.js';
 import type { DeliveryOutcome, DeliveryVerdict } from './delivery-log/index.js';
 import type { Env } from './env.js';
+import type { GovernorEvent } from './governor/governor.js';
 
 /** The `Source` of a request to a source that is not configured: no source name can be it. */
 export const UNKNOWN_SOURCE = '_unknown';
@@ -112,6 +113,26 @@ export class ForgebridgeMetrics {
     add(this.#metrics, 'reconcileFailedAtForge', metric.failedAtForge);
     add(this.#metrics, 'reconcileRedelivered', metric.redelivered);
     add(this.#metrics, 'reconcileRecovered', metric.recovered);
+    this.#metrics.publishStoredMetrics();
+  }
+
+  /**
+   * What the forge API governor saw: `ForgeApiWaits` and `ForgeApiWaitTime`, `ForgeApiRefused`,
+   * `ForgeApiLimitAnswers`, `ForgeApiGovernorUnavailable` or `ForgeApiMalformedHeaders`: one line.
+   */
+  governor(event: GovernorEvent): void {
+    if (event.type === 'waited') {
+      add(this.#metrics, 'forgeApiWaits', 1);
+      add(this.#metrics, 'forgeApiWaitTime', round(event.ms));
+    } else if (event.type === 'refused') {
+      add(this.#metrics, 'forgeApiRefused', 1);
+    } else if (event.type === 'limit-answer') {
+      add(this.#metrics, 'forgeApiLimitAnswers', 1);
+    } else if (event.type === 'unavailable') {
+      add(this.#metrics, 'forgeApiGovernorUnavailable', 1);
+    } else {
+      add(this.#metrics, 'forgeApiMalformedHeaders', 1);
+    }
     this.#metrics.publishStoredMetrics();
   }
 

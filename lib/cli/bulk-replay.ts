@@ -247,8 +247,8 @@ export async function replayToFunction(options: ReplayToFunctionOptions): Promis
       next += 1;
       const at = Math.max(now(), last + interval);
       last = at;
-      const wait = at - now();
-      if (wait > 0) await sleep(wait);
+      // A timer may wake a little early (it counts from the event loop's clock, not this one): sleep on until due.
+      for (let wait = at - now(); wait > 0; wait = at - now()) await sleep(Math.max(1, wait));
       const error = await invokeOnce(options, delivery);
       // Awaited before the next one: a dead letter is deleted only once its subscriber took it.
       await options.onResult?.(delivery, error);

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { currentInvocation, inInvocation } from '../invocation.js';
 import { errorCode } from '../rules.js';
 import type { LoggerLike } from '../types.js';
 import type { DeliveryLog } from './delivery-log.js';
@@ -82,6 +83,7 @@ export function withDeliveryReport<A extends [unknown, ...unknown[]], R>(
         subscriber: name,
         outcome,
         durationMs: performance.now() - started,
+        ...forgeWait(),
         ...(outcome === 'error' ? { error: errorSummary(error) } : {}),
         ...(typeof detail?.source === 'string' ? { source: detail.source } : {}),
         ...(typeof detail?.hook === 'string' ? { hook: detail.hook } : {}),
@@ -98,7 +100,7 @@ export function withDeliveryReport<A extends [unknown, ...unknown[]], R>(
     }
   }
 
-  return async (...args: A): Promise<R> => {
+  return inInvocation(async (...args: A): Promise<R> => {
     const detail = detailOf(args[0]);
     const started = performance.now();
     let result: R;
@@ -110,5 +112,11 @@ export function withDeliveryReport<A extends [unknown, ...unknown[]], R>(
     }
     await report(detail, 'ok', started);
     return result;
-  };
+  });
+}
+
+/** How long the invocation's forge API calls waited, when they did. */
+function forgeWait(): { forgeWaitMs?: number } {
+  const waited = currentInvocation()?.forgeWaitMs ?? 0;
+  return waited > 0 ? { forgeWaitMs: waited } : {};
 }

@@ -150,12 +150,16 @@ export interface SubscriberReport {
   source?: string | undefined;
   /** The hook that sent it (`detail.hook`), where the forge names one: each hook's delivery has its own outcomes. */
   hook?: string | undefined;
+  /** How long its forge API calls waited for their turn (the governor), in ms; left out when they did not wait. */
+  forgeWaitMs?: number | undefined;
 }
 
 /** One subscriber's latest outcome for a delivery, as stored. */
 export interface SubscriberOutcome {
   outcome: 'ok' | 'error';
   durationMs: number;
+  /** How long its forge API calls waited for their turn, in ms, when they did. */
+  forgeWaitMs?: number;
   /** Epoch ms when it was reported. */
   at: number;
   error?: { name: string; message?: string; code?: string };

@@ -115,11 +115,16 @@ export async function recordSubscriberOutcome(
   if (typeof report.durationMs !== 'number' || !Number.isFinite(report.durationMs) || report.durationMs < 0) {
     throw new TypeError('"durationMs" must be a non-negative number');
   }
+  const wait = report.forgeWaitMs;
+  if (wait !== undefined && (typeof wait !== 'number' || !Number.isFinite(wait) || wait < 0)) {
+    throw new TypeError('"forgeWaitMs" must be a non-negative number');
+  }
   const now = Date.now();
   const outcome: SubscriberOutcome = {
     outcome: report.outcome,
     durationMs: Math.round(report.durationMs),
     at: now,
+    ...(wait === undefined || Math.round(wait) === 0 ? {} : { forgeWaitMs: Math.round(wait) }),
   };
   if (report.error !== undefined) {
     const name = text(report.error.name, 100) ?? 'Error';

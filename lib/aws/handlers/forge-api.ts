@@ -7,6 +7,7 @@ import { governedCall } from '../governor/governed-call.js';
 import { ForgeGovernor, type GovernorEvent } from '../governor/governor.js';
 import { type GovernorConfig, readGovernorConfig } from '../governor/limits.js';
 import { currentInvocation } from '../invocation.js';
+import { ForgebridgeMetrics } from '../metrics.js';
 import { type ForgeApiConfig, readForgeApiConfig } from '../tokens/config.js';
 import { createTokenSource } from '../tokens/token-source.js';
 import type { LoggerLike } from '../types.js';
@@ -19,8 +20,11 @@ export interface ForgeApiOptions {
   config?: ForgeApiConfig | undefined;
   /** The governor's settings, instead of reading them from `env` (`FORGEBRIDGE_FORGE_API_*`). */
   governor?: GovernorConfig | undefined;
-  /** Told of every wait, refusal, limit answer and store failure of the governor (metrics). */
-  onGovernorEvent?: ((event: GovernorEvent) => void) | undefined;
+  /**
+   * Told of every wait, refusal, limit answer and store failure of the governor. Default: each printed as a metric
+   * (`ForgeApiWaits`, `ForgeApiLimitAnswers`...: EMF lines on stdout, no API call); `false` prints none.
+   */
+  onGovernorEvent?: ((event: GovernorEvent) => void) | false | undefined;
   /** `dynamodb` holds the token table, `ssm` the client secret or app key; each built when not given. */
   clients?: { dynamodb?: DynamoDBClient | undefined; ssm?: SSMClient | undefined } | undefined;
   logger?: LoggerLike | undefined;
@@ -56,6 +60,11 @@ export interface ForgeApi {
   patch(path: string, options?: ForgeRequestOptions): Promise<Response>;
   put(path: string, options?: ForgeRequestOptions): Promise<Response>;
   delete(path: string, options?: ForgeRequestOptions): Promise<Response>;
+}
+
+/** The governor's events as metrics. */
+function governorMetrics(metrics: ForgebridgeMetrics): (event: GovernorEvent) => void {
+  return (event) => metrics.governor(event);
 }
 
 /** What the request needs to be answered: a second of the invocation's time is left for it. */
@@ -97,7 +106,10 @@ export function createForgeApi(options: ForgeApiOptions = {}): ForgeApi {
         maxWaitMs: settings.maxWaitMs,
         leaseSeconds: settings.leaseSeconds,
         logger: options.logger,
-        onEvent: options.onGovernorEvent,
+        onEvent:
+          options.onGovernorEvent === false
+            ? undefined
+            : (options.onGovernorEvent ?? governorMetrics(new ForgebridgeMetrics({ env }))),
       })
     : undefined;
   const request = async (method: string, path: string, requestOptions: ForgeRequestOptions = {}) => {

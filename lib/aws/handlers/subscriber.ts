@@ -6,6 +6,7 @@ import type { Context, EventBridgeEvent } from 'aws-lambda';
 import { createEventHandler } from '../../webhooks/index.js';
 import { DeliveryLog, withDeliveryReport } from '../delivery-log/index.js';
 import { type Env, sdkTimeouts, withoutSdkCallLog } from '../env.js';
+import { inInvocation } from '../invocation.js';
 import { ForgebridgeMetrics } from '../metrics.js';
 import { type KinesisBatchRecord, streamEventOfRecord } from '../publish/index.js';
 import { errorCode } from '../rules.js';
@@ -105,7 +106,8 @@ export function createSubscriberHandler(options: SubscriberHandlerOptions = {}):
               tableName: logConfig.tableName,
               ttlSeconds: logConfig.ttlSeconds,
             })));
-  if (report === undefined) return chain;
+  // Each invocation's deadline bounds its forge API calls' waits (lib/aws/invocation.ts).
+  if (report === undefined) return inInvocation(chain);
   const metrics =
     options.metrics === false ? undefined : (options.metrics ?? new ForgebridgeMetrics({ env }));
   return withDeliveryReport(metrics === undefined ? chain : timed(chain, name, metrics), {

@@ -331,7 +331,7 @@ function printHookSections(
         ? ''
         : `  ${outcome.error.name}${outcome.error.message === undefined ? '' : `: ${outcome.error.message}`}`;
     print(
-      `  ${name}  ${paint(outcome.outcome === 'ok' ? 'green' : 'red', outcome.outcome)}  ${paint('dim', `${outcome.durationMs} ms`)}${error}`,
+      `  ${name}  ${paint(outcome.outcome === 'ok' ? 'green' : 'red', outcome.outcome)}  ${paint('dim', `${outcome.durationMs} ms${outcome.forgeWaitMs === undefined ? '' : `, ${outcome.forgeWaitMs} ms waiting for the forge api`}`)}${error}`,
     );
   }
   const withHeaders = records.find((record) => record.headers !== undefined);

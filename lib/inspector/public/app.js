@@ -45,7 +45,9 @@ function subscriberList(subscribers) {
       'span',
       {
         class: `chip ${s.outcome === 'ok' ? 'ok' : 'bad'}`,
-        title: s.error ? `${s.error.name}: ${s.error.message ?? ''}` : `${s.durationMs} ms`,
+        title: s.error
+          ? `${s.error.name}: ${s.error.message ?? ''}`
+          : `${s.durationMs} ms${s.forgeWaitMs ? `, ${s.forgeWaitMs} ms waiting for the forge api` : ''}`,
       },
       // Subscribers report their function name: the stack's `forgebridge-<stage>-` prefix is left out.
       `${name.replace(/^forgebridge-[\w]+-/, '')} ${s.outcome === 'ok' ? '✓' : '✗'}`,

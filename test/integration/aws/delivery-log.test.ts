@@ -212,6 +212,8 @@ describe('DeliveryLog on DynamoDB Local', () => {
           subscriber,
           outcome: index % 3 === 0 ? 'error' : 'ok',
           durationMs: index,
+          // A subscriber whose forge calls waited says how long; one that did not wait (0) leaves it out.
+          forgeWaitMs: index === 5 ? 1234.4 : 0,
           ...(index % 3 === 0 ? { error: { name: 'TypeError', message: 'x is not a function' } } : {}),
         }),
       ),
@@ -225,6 +227,11 @@ describe('DeliveryLog on DynamoDB Local', () => {
       error: { name: 'TypeError', message: 'x is not a function' },
     });
     expect(details?.subscribers['subscriber-4']).toMatchObject({ outcome: 'ok', durationMs: 4 });
+    expect(details?.subscribers['subscriber-4']?.forgeWaitMs).toBeUndefined();
+    expect(details?.subscribers['subscriber-5']?.forgeWaitMs).toBe(1234);
+    await expect(
+      log.recordSubscriber(deliveryId, { subscriber: 'x', outcome: 'ok', durationMs: 1, forgeWaitMs: -1 }),
+    ).rejects.toThrow('"forgeWaitMs" must be a non-negative number');
     expect(details?.latest.outcome).toBe('published');
     const listed = await log.list({ limit: 1, subscribers: true });
     expect(Object.keys(listed.records[0]?.subscribers ?? {})).toHaveLength(10);

@@ -302,7 +302,12 @@ export function useCliFixture(options: { log: boolean }): void {
     const log = new DeliveryLog({ client: ddb.client(), tableName, storePayload: true });
     recordedAt = Date.now();
     for (const record of records(recordedAt)) expect(await log.record(record)).toMatchObject({ ok: true });
-    await log.recordSubscriber(ids.opened, { subscriber: 'onIssuesOpened', outcome: 'ok', durationMs: 42 });
+    await log.recordSubscriber(ids.opened, {
+      subscriber: 'onIssuesOpened',
+      outcome: 'ok',
+      durationMs: 42,
+      forgeWaitMs: 30,
+    });
     await log.recordSubscriber(ids.opened, {
       subscriber: 'auditTrail',
       outcome: 'error',
@@ -1144,7 +1149,7 @@ export function logScenarios(cli: CliRunner): void {
         /requests \(2, newest first\)\n.*200\s+verified\s+duplicate.*\n.*202\s+verified\s+published.*event event-opened-1/,
       );
       expect(result.stdout).toMatch(/auditTrail\s+error\s+7 ms\s+TypeError: boom/);
-      expect(result.stdout).toMatch(/onIssuesOpened\s+ok\s+42 ms/);
+      expect(result.stdout).toMatch(/onIssuesOpened\s+ok\s+42 ms, 30 ms waiting for the forge api/);
       expect(result.stdout).toContain('x-hub-signature-256: sha256=[masked]');
       // A header no preset knows to be harmless (a forge user's own, maybe a key) is kept masked; a known one in clear.
       expect(result.stdout).toContain('x-custom-header: [masked]');

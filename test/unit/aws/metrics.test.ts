@@ -96,6 +96,11 @@ describe('MetricDefinitions', () => {
       metrics.queue({ statsFailed: true, published: 0 });
       metrics.reconcile({ source: 'github', failedAtForge: 1, redelivered: 1, recovered: 0 });
       metrics.subscriber({ function: 'forgebridge-ci-onPush', outcome: 'ok', durationMs: 2 });
+      metrics.governor({ type: 'waited', ms: 120, limit: 'concurrency' });
+      metrics.governor({ type: 'refused', limit: 'writes:80/60s' });
+      metrics.governor({ type: 'limit-answer', status: 403, limit: 'retry-after' });
+      metrics.governor({ type: 'unavailable' });
+      metrics.governor({ type: 'malformed-header', header: 'retry-after' });
     });
     // The log-line metrics: each one lib/aws writes, found in its sources, as it writes it.
     const logLine = sources('lib/aws')

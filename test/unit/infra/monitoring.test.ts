@@ -85,6 +85,7 @@ describe('infra/monitoring.cjs', () => {
       [
         'DeadLetteredDeliveriesAlarm',
         'FailedAtForgeAlarm',
+        'ForgeApiLimitAnswersAlarm',
         'OnPushErrorsAlarm',
         'QueueOldestAgeAlarm',
         'QueueStatsFailedAlarm',
@@ -112,6 +113,7 @@ describe('infra/monitoring.cjs', () => {
         MetricNames.queueStatsFailed,
         MetricNames.reconcileGaveUpDeliveries,
         MetricNames.reconcileFailedAtForge,
+        MetricNames.forgeApiLimitAnswers,
       ].sort(),
     );
     expect(built.QuietSourceGitlabAcmeAlarm?.Properties).toMatchObject({

@@ -3,8 +3,14 @@
 // ForgeApi instances, as four Lambda instances, comment at once; with the governor none gets a limit answer, without
 // it they do. The stand-in's answers are held to GitHub's REST description.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withDeliveryReport } from '../../../../lib/aws/delivery-log/index.js';
 import { parseBudgets } from '../../../../lib/aws/governor/limits.js';
-import { createForgeApi, type ForgeApi, ForgeRateLimitError } from '../../../../lib/aws/index.js';
+import {
+  createForgeApi,
+  type ForgeApi,
+  ForgeRateLimitError,
+  type SubscriberReport,
+} from '../../../../lib/aws/index.js';
 import { runInvocation } from '../../../../lib/aws/invocation.js';
 import type { OAuthClientConfig } from '../../../../lib/aws/tokens/config.js';
 import {
@@ -153,6 +159,29 @@ describe('createForgeApi through the governor, against the rate-limited stand-in
     // Outside an invocation the same call waits its turn.
     expect((await comment(api, 3)).status).toBe(201);
     expect(String((error as Error).message)).not.toContain((await api.token()).token);
+  });
+
+  it("puts the waits of a subscriber's forge calls into its delivery-log report", async () => {
+    const [api] = instances(1, 'on', 'writes:2/1s') as [ForgeApi];
+    await api.token();
+    const reports: SubscriberReport[] = [];
+    const handler = withDeliveryReport(
+      async (_event: unknown, _context: unknown) => {
+        await comment(api, 1);
+        await comment(api, 2);
+      },
+      {
+        name: 'onPullRequestOpened',
+        deliveryLog: {
+          recordSubscriber: async (_id: string, report: SubscriberReport) => void reports.push(report),
+        },
+      },
+    );
+    await handler({ detail: { delivery: 'd-wait' } }, { getRemainingTimeInMillis: () => 10_000 });
+    expect(reports).toHaveLength(1);
+    expect(reports[0]?.outcome).toBe('ok');
+    expect(reports[0]?.forgeWaitMs).toBeGreaterThanOrEqual(700);
+    expect(reports[0]?.forgeWaitMs).toBeLessThanOrEqual(1_100);
   });
 
   it('refuses a comment without a body as GitHub does (422)', async () => {
