@@ -21,7 +21,7 @@ export interface ForgeApiOptions {
   /** Serve GitHub's app routes with this authority, and accept the installation tokens it issues. */
   githubApps?: GitHubApps;
   /** Enforce GitHub's secondary rate limits, scaled down. Default: none enforced. */
-  limits?: ForgeApiLimits;
+  limits?: ForgeApiLimits | undefined;
   /** How long each API answer takes, in ms (so that requests overlap as a real forge's do). Default 0. */
   delayMs?: number;
   /** Port. Default: a free one. */
@@ -37,6 +37,23 @@ export interface ForgeApiLimits {
   concurrency: number;
   writes: number;
   windowSeconds: number;
+}
+
+/**
+ * Reads `FORGEBRIDGE_LOCAL_FORGE_LIMITS`: `<in flight>,<writes>/<seconds>s` (`10,8/6s`, the default), or `off`. A
+ * `TypeError` naming the variable for anything else.
+ */
+export function parseForgeApiLimits(text: string | undefined): ForgeApiLimits | undefined {
+  const value = (text ?? '').trim() || '10,8/6s';
+  if (value === 'off') return undefined;
+  const match = /^(\d+),(\d+)\/(\d+)s$/.exec(value);
+  const [concurrency, writes, windowSeconds] = (match?.slice(1) ?? []).map(Number);
+  if (match === null || !(concurrency && writes && windowSeconds)) {
+    throw new TypeError(
+      `"FORGEBRIDGE_LOCAL_FORGE_LIMITS" must be <in flight>,<writes>/<seconds>s (e.g. 10,8/6s) or off, not "${value}"`,
+    );
+  }
+  return { concurrency, writes, windowSeconds };
 }
 
 /** What the limits saw. */

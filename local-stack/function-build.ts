@@ -14,13 +14,15 @@ const { esbuildOptions } = require('../infra/esbuild.cjs') as {
 };
 
 /**
- * The files that declare functions: serverless.yml, the local stage's recording subscriber and the ordered
- * subscriber's twin on the bus, and the local stage's ordered subscribers (their `handler:` lines in config/local.yml).
+ * The files that declare functions: serverless.yml, the local stage's recording subscriber, the ordered subscriber's
+ * twin on the bus and the example commenter, and the local stage's ordered subscribers (their `handler:` lines in
+ * config/local.yml).
  */
 const DECLARING = [
   'serverless.yml',
   'local-stack/recorder.yml',
   'local-stack/bus-twin.yml',
+  'local-stack/commenter.yml',
   'config/local.yml',
 ];
 

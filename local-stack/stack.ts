@@ -26,7 +26,7 @@ import {
 } from './authorization-server.js';
 import { type AwsCallRecorders, startAwsCallRecorders } from './aws-call-recorder.js';
 import { createTables, type DynamoDbLocal, startDynamoDbLocal } from './dynamodb.js';
-import { type ForgeApi, startForgeApi } from './forge-api.js';
+import { type ForgeApi, parseForgeApiLimits, startForgeApi } from './forge-api.js';
 import { type ForgeStandIns, startForgeStandIns } from './forge-stand-ins.js';
 import { createFunctionLogReader, type FunctionLogRecord } from './function-logs.js';
 import { startInspector } from './inspector/server.js';
@@ -270,10 +270,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         return server;
       }),
     );
+    // GitHub's secondary limits, scaled down (FORGEBRIDGE_LOCAL_FORGE_LIMITS); each answer takes 20 ms, as a real
+    // forge's does, so that calls overlap.
     const forgeApi = await startForgeApi({
       issuer: authorizationServer.issuer,
       jwksUri: authorizationServer.jwksUri,
       audience: FORGE_API_RESOURCE,
+      limits: parseForgeApiLimits(process.env.FORGEBRIDGE_LOCAL_FORGE_LIMITS),
+      delayMs: 20,
     });
     stops.push(() => forgeApi.stop());
     let standIns: ForgeStandIns | undefined;

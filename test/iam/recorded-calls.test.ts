@@ -38,10 +38,10 @@ import { awsCallLogOf } from '../helpers/stack.js';
 const STAGE = 'ci';
 const FULL_RUN = process.env.FORGEBRIDGE_TEST_SCOPE === 'full';
 /**
- * Functions of the local stage only (local-stack/recorder.yml, local-stack/bus-twin.yml): never packaged, so their
+ * Functions of the local stage only (local-stack/recorder.yml, bus-twin.yml, commenter.yml): never packaged, so their
  * calls are not evaluated.
  */
-const LOCAL_ONLY = new Set(['recorder', 'onPullRequestOnBus']);
+const LOCAL_ONLY = new Set(['recorder', 'onPullRequestOnBus', 'onPullRequestOpened']);
 
 /** The template's logical ids that the local stack has a counterpart of, by the key of its `names`. */
 const COUNTERPARTS: Readonly<Record<string, string>> = {

@@ -53,6 +53,7 @@ const RESERVED = new Set([
   'onEverything',
   'recorder',
   'onPullRequestOnBus',
+  'onPullRequestOpened',
 ]);
 const FIELDS = new Set([
   'function',

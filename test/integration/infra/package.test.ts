@@ -297,9 +297,10 @@ describe('osls package (offline, no credentials)', () => {
       'refresh',
     ];
     expect(Object.keys(printed.default).sort()).toEqual(deployed);
-    // The local stage also has config/local.yml's ordered subscriber and its twin on the bus (local only).
+    // The local stage also has config/local.yml's ordered subscriber, its twin on the bus and the example commenter
+    // (local only).
     expect(Object.keys(printed.local).sort()).toEqual(
-      [...deployed, 'recorder', 'onPullRequestOrdered', 'onPullRequestOnBus'].sort(),
+      [...deployed, 'recorder', 'onPullRequestOrdered', 'onPullRequestOnBus', 'onPullRequestOpened'].sort(),
     );
     expect(printed.local.recorder?.handler).toBe('local-stack/recorder.handler');
     expect(printed.local.recorder?.events).toEqual([
@@ -1061,6 +1062,7 @@ describe('osls package: alarms, their topic and the dashboard', () => {
         MetricNames.queueStatsFailed,
         MetricNames.reconcileGaveUpDeliveries,
         MetricNames.reconcileFailedAtForge,
+        MetricNames.forgeApiLimitAnswers,
       ].sort(),
     );
   });

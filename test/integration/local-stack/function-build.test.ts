@@ -11,11 +11,12 @@ afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 describe('the local stack build of the functions', () => {
   it('finds the handler of every function serverless.yml and the local stage declare, each once', () => {
     // The local stage's ordered subscribers are declared by their `handler:` in config/local.yml, their twin on the
-    // bus in local-stack/bus-twin.yml.
+    // bus in local-stack/bus-twin.yml, the example commenter in local-stack/commenter.yml.
     const declared = [
       'serverless.yml',
       'local-stack/recorder.yml',
       'local-stack/bus-twin.yml',
+      'local-stack/commenter.yml',
       'config/local.yml',
     ].flatMap((file) =>
       [...readFileSync(join(root, file), 'utf8').matchAll(/handler: (\S+)\.handler/g)].map(

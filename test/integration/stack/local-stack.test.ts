@@ -16,6 +16,7 @@ import { deliveryLogSuite } from './suites/delivery-log.js';
 import { dlqSuite } from './suites/dlq.js';
 import { examplesSuite } from './suites/examples.js';
 import { forgesSuite } from './suites/forges.js';
+import { governorSuite } from './suites/governor.js';
 import { inspectorSuite } from './suites/inspector.js';
 import { inspectorReplaySuite } from './suites/inspector-replay.js';
 import { orderedSuite } from './suites/ordered.js';
@@ -66,6 +67,7 @@ connectSuite(stack);
 replaySuite(stack);
 inspectorReplaySuite(stack);
 dlqSuite(stack);
+governorSuite(stack);
 // Last before the late check: its load (50 senders at once) would slow the suites above.
 orderedSuite(stack);
 

@@ -107,9 +107,15 @@ export function forgesSuite(stack: () => TestStack): void {
             } else {
               // The catch-all sees the catalogue's detail-type; the example ordered subscriber (from the stream) and
               // its twin on the bus get every forge's pull request.
+              // GitHub's opened pull request is also the example commenter's (GitHub-shaped sources only).
               expect([label, t.receivedBy(delivery.id)]).toEqual([
                 label,
-                { onEverything: 1, onPullRequestOrdered: 1, onPullRequestOnBus: 1 },
+                {
+                  onEverything: 1,
+                  onPullRequestOrdered: 1,
+                  onPullRequestOnBus: 1,
+                  ...(delivery.forge === 'github' ? { onPullRequestOpened: 1 } : {}),
+                },
               ]);
             }
             expect([label, t.recorded(delivery.id).length]).toEqual([label, 1]);
