@@ -131,6 +131,11 @@ export interface LocalStackOptions {
    * and resource it needs, attributed by the function's User-Agent app id. Default off.
    */
   awsCallLog?: string;
+  /**
+   * Stage settings over config/local.yml's, by name (`{ FORGEBRIDGE_FORGE_API_GOVERNOR: 'off' }`): what a
+   * `FORGEBRIDGE_*` variable in the environment of `osls` does for a deployed stage. Default none.
+   */
+  settings?: Readonly<Record<string, string>>;
 }
 
 /** A running local stack. */
@@ -363,7 +368,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       // subscriber, it fails every delivery, as a bad deploy would (functions/catch-all/fail-switch.ts).
       FORGEBRIDGE_EXAMPLE_FAIL_FILE: exampleFailFile,
     };
-    // The rest of the functions' settings come from config/local.yml, through serverless.yml.
+    // The rest of the functions' settings come from config/local.yml, through serverless.yml, or from `settings`.
+    for (const [name, value] of Object.entries(options.settings ?? {})) {
+      if (!name.startsWith('FORGEBRIDGE_'))
+        throw new TypeError(`"settings": "${name}" is not a FORGEBRIDGE_* setting`);
+      env[name] = value;
+    }
     if (options.logLevel !== undefined) env.FORGEBRIDGE_LOG_LEVEL = options.logLevel;
     if (options.maxEntryBytes !== undefined) env.FORGEBRIDGE_MAX_ENTRY_BYTES = String(options.maxEntryBytes);
     if (options.publishBudgetMs !== undefined)

@@ -12,7 +12,7 @@ export interface StateOf {
   readonly endpoints: Pick<LocalStack['endpoints'], 'dynamodb'> &
     Partial<Pick<LocalStack['endpoints'], 'lambda' | 'sqs' | 'eventBridge' | 'kinesis'>>;
   readonly names: Pick<LocalStack['names'], 'deliveriesTable' | 'dedupeTable'> &
-    Partial<Pick<LocalStack['names'], 'subscriberDlq' | 'bus' | 'orderedFailureQueue'>>;
+    Partial<Pick<LocalStack['names'], 'tokenTable' | 'subscriberDlq' | 'bus' | 'orderedFailureQueue'>>;
 }
 
 /** What the state file holds for `stack`. */
@@ -31,6 +31,7 @@ export function localStackState(stack: StateOf): LocalStackState {
     names: {
       deliveriesTable: stack.names.deliveriesTable,
       dedupeTable: stack.names.dedupeTable,
+      ...(stack.names.tokenTable === undefined ? {} : { tokenTable: stack.names.tokenTable }),
       ...(stack.names.subscriberDlq === undefined ? {} : { subscriberDlq: stack.names.subscriberDlq }),
       ...(stack.names.bus === undefined ? {} : { bus: stack.names.bus }),
       ...(stack.names.orderedFailureQueue === undefined

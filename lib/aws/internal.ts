@@ -30,6 +30,7 @@ export {
   withDeliveryReport,
 } from './delivery-log/index.js';
 export { sdkTimeouts, withoutSdkCallLog } from './env.js';
+export { GOVERNOR_KEY_PREFIX } from './governor/governor.js';
 export { createIngestHandler } from './handlers/ingest.js';
 export { createReconcileHandler } from './handlers/reconcile.js';
 export { createOrderedSubscriberHandler, createSubscriberHandler } from './handlers/subscriber.js';

@@ -20,6 +20,7 @@ import {
   type ReconcileLastRun,
   readReconcileRun,
 } from '../aws/internal.js';
+import type { GovernorOwnerStatus } from './governor-status.js';
 
 /** Queue older than this needs attention: the retrier is not draining it (the queue age alarm's threshold). */
 export const QUEUE_AGE_ATTENTION_SECONDS = 15 * 60;
@@ -91,6 +92,10 @@ export interface StatusReport {
   queue: QueueStatus;
   deadLetters: DeadLetterStatus;
   reconciler: ReconcilerStatus;
+  /** The token table read for the forge API line. */
+  tokenTable: string;
+  /** Each token owner's forge API governor; `null` when the token table could not be read. */
+  forgeApi: GovernorOwnerStatus[] | null;
   /** What needs attention, in words; empty when all is well. */
   attention: string[];
 }
@@ -267,9 +272,21 @@ export async function reconcilerStatus(
   return run === undefined ? { state: 'none' } : { state: 'ran', ...run };
 }
 
-/** What needs attention: dead letters, a queue older than 15 minutes, every delivery of the last hour refused. */
-export function attentionOf(report: Pick<StatusReport, 'deadLetters' | 'queue' | 'lastHour'>): string[] {
+/**
+ * What needs attention: dead letters, a queue older than 15 minutes, every delivery of the last hour refused, a
+ * forge API stop in force (the forge answered with a rate limit).
+ */
+export function attentionOf(
+  report: Pick<StatusReport, 'deadLetters' | 'queue' | 'lastHour'> & Partial<Pick<StatusReport, 'forgeApi'>>,
+): string[] {
   const attention: string[] = [];
+  for (const owner of report.forgeApi ?? []) {
+    if (owner.stop !== undefined) {
+      attention.push(
+        `the forge api of "${owner.owner}" is stopped until ${owner.stop.until} (${owner.stop.reason}): the forge answered a call with a rate limit`,
+      );
+    }
+  }
   if (report.deadLetters.count > 0) {
     const n = report.deadLetters.count;
     attention.push(`${n}${report.deadLetters.truncated ? '+' : ''} dead letter${n === 1 ? '' : 's'}`);

@@ -54,6 +54,8 @@ export interface LocalStackState {
   readonly names: {
     readonly deliveriesTable: string;
     readonly dedupeTable: string;
+    /** The token table: the forge API governor's items (`forgebridge status`). */
+    readonly tokenTable?: string;
     readonly subscriberDlq?: string;
     readonly bus?: string;
     /** The ordered subscribers' failure queue (`forgebridge dlq --queue ordered`), on `endpoints.sqs`. */
@@ -100,6 +102,7 @@ export function readStackState(file: URL | string = STATE_FILE): FoundStackState
   const names = pick(state.names, [
     'deliveriesTable',
     'dedupeTable',
+    'tokenTable',
     'subscriberDlq',
     'bus',
     'orderedFailureQueue',

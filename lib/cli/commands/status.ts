@@ -10,6 +10,7 @@ import {
   stageRegion,
 } from '../delivery-log.js';
 import { CliError, ExitCodes } from '../errors.js';
+import { governorLine, governorStatus } from '../governor-status.js';
 import { oneLine, paint, print, printJson, startSpinner } from '../output.js';
 import { paintOutcome, paintVerdict } from '../record-format.js';
 import {
@@ -28,11 +29,15 @@ import { logFailure } from './deliveries.js';
 
 interface StatusOptions extends LogOptions {
   dedupeTable?: string;
+  tokenTable?: string;
   json?: boolean;
 }
 
 /** The local stack's dedupe table (`forgebridge-<stage>-dedupe`, stage `local`). */
 export const LOCAL_DEDUPE_TABLE = 'forgebridge-local-dedupe';
+/** The local stack's token table, where the forge API governor keeps each token owner's budget. */
+export const LOCAL_TOKEN_TABLE = 'forgebridge-local-tokens';
+const TOKEN_TABLE_OUTPUT = 'TokenTableName';
 /** The stack outputs `status` reads on a stage. */
 const DEDUPE_TABLE_OUTPUT = 'DedupeTableName';
 const DASHBOARD_OUTPUT = 'DashboardUrl';
@@ -48,13 +53,18 @@ export function registerStatus(program: Command): void {
       '--dedupe-table <name>',
       'dedupe table holding the queue (default: the local stack\'s, or the stage stack\'s "DedupeTableName" output)',
     )
+    .option(
+      '--token-table <name>',
+      'token table holding the forge API governor (default: the local stack\'s, or the stage stack\'s "TokenTableName" output)',
+    )
     .option('--json', 'print the status as JSON');
   addLogOptions(command)
     .addHelpText(
       'after',
       `
 Reads the delivery log's last day, the queue records of the dedupe table (its "queue-due" index, and a scan
-for dead letters), and on a stage the stack's "DashboardUrl" output.
+for dead letters), the forge API governor's items of the token table (calls in flight, a stop the forge
+imposed, the primary budget left), and on a stage the stack's "DashboardUrl" output.
 
 Examples:
   $ forgebridge status
@@ -62,7 +72,7 @@ Examples:
   $ forgebridge status --stage prod --json
 
 Exit codes: 0 nothing needs attention, 1 something does (dead letters, a queued delivery older than
-15 minutes, every delivery of the last hour refused), 2 bad input, 3 log not reachable.`,
+15 minutes, every delivery of the last hour refused, a forge API stop in force), 2 bad input, 3 log not reachable.`,
     )
     .action(async (options: StatusOptions) => {
       const report = await collect(options);
@@ -74,6 +84,7 @@ Exit codes: 0 nothing needs attention, 1 something does (dead letters, a queued 
 
 async function collect(options: StatusOptions): Promise<StatusReport> {
   let dedupeTable: string;
+  let tokenTable: string;
   let dashboardUrl: string | null = null;
   let target: LogTarget;
   let known: string[] = [];
@@ -89,6 +100,8 @@ async function collect(options: StatusOptions): Promise<StatusReport> {
     }
     const table = options.table ?? required(outputs, 'DeliveriesTableName', stack, '--table');
     dedupeTable = options.dedupeTable ?? required(outputs, DEDUPE_TABLE_OUTPUT, stack, '--dedupe-table');
+    tokenTable =
+      nonEmpty(options.tokenTable) ?? outputs[TOKEN_TABLE_OUTPUT] ?? `forgebridge-${options.stage}-tokens`;
     dashboardUrl = outputs[DASHBOARD_OUTPUT] ?? null;
     target = await resolveLogTarget({ ...options, table });
   } else {
@@ -99,6 +112,11 @@ async function collect(options: StatusOptions): Promise<StatusReport> {
       nonEmpty(env.FORGEBRIDGE_DEDUPE_TABLE) ??
       readStackState(stateFile(env)).names?.dedupeTable ??
       LOCAL_DEDUPE_TABLE;
+    tokenTable =
+      nonEmpty(options.tokenTable) ??
+      nonEmpty(env.FORGEBRIDGE_TOKEN_TABLE) ??
+      readStackState(stateFile(env)).names?.tokenTable ??
+      LOCAL_TOKEN_TABLE;
     if (target.fromState) known = (readStackState(stateFile(env)).sources ?? []).map((source) => source.name);
   }
   const { log, client } = openLog(target);
@@ -122,7 +140,9 @@ async function collect(options: StatusOptions): Promise<StatusReport> {
     const reconciler = await reconcilerStatus(client, dedupeTable).catch((error: unknown) => {
       throw logFailure(error, dedupe);
     });
-    const partial = { queue, deadLetters, lastHour: counts.lastHour };
+    // The forge API line is a part of the status, never its failure: a token table the caller cannot read is said so.
+    const forgeApi = await governorStatus(client, tokenTable, now).catch(() => null);
+    const partial = { queue, deadLetters, lastHour: counts.lastHour, forgeApi };
     return {
       target: target.label,
       at: new Date(now).toISOString(),
@@ -135,6 +155,8 @@ async function collect(options: StatusOptions): Promise<StatusReport> {
       queue,
       deadLetters,
       reconciler,
+      tokenTable,
+      forgeApi,
       attention: attentionOf(partial),
     };
   } finally {
@@ -209,6 +231,14 @@ function printReport(report: StatusReport): void {
         : `last run ${run.at}: ${run.sources} source${run.sources === 1 ? '' : 's'}, ${run.failedAtForge} failed at the forge, ${run.redelivered} redelivered, ${run.recovered} recovered${run.errors > 0 ? paint('red', `, ${run.errors} error${run.errors === 1 ? '' : 's'}`) : ''}${run.rateLimited ? ', stopped on a rate limit' : ''}`
     }`,
   );
+  const owners = report.forgeApi;
+  if (owners === null)
+    print(`${label('forge api')}${paint('dim', `token table "${report.tokenTable}" not readable`)}`);
+  else if (owners.length === 0)
+    print(`${label('forge api')}${paint('dim', 'no governed call in the last hour')}`);
+  else
+    for (const [index, owner] of owners.entries())
+      print(`${index === 0 ? label('forge api') : ' '.repeat(13)}${governorLine(owner)}`);
   print();
   if (report.attention.length === 0) print(paint('green', 'nothing needs attention'));
   for (const line of report.attention) print(`${paint(['bold', 'red'], 'attention')}  ${line}`);

@@ -7,6 +7,7 @@ import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TableDefinitions } from '../../../infra/tables.js';
 import { DeliveryLog, type DeliveryLogEntry } from '../../../lib/aws/delivery-log/index.js';
+import { ForgeGovernor } from '../../../lib/aws/governor/governor.js';
 import { DeliveryQueue } from '../../../lib/aws/queue/queue.js';
 import { recordReconcileRun } from '../../../lib/aws/reconcile/last-run.js';
 import type { StatusReport } from '../../../lib/cli/stage-status.js';
@@ -297,6 +298,62 @@ describe('forgebridge status (a local log)', () => {
     });
     expect(report.lastDay.total).toBe(4);
     expect(report.attention).toEqual(['all 3 deliveries of the last hour were refused']);
+  });
+
+  it('shows each forge API owner: calls in flight, a stop the forge imposed, the primary budget; exit 1 on a stop', async () => {
+    const tokens = `tokens-${randomUUID().slice(0, 8)}`;
+    await createTable(endpoint, TableDefinitions.tokens, tokens);
+    const empty = await local(busy, emptyDedupe, ['--token-table', tokens]);
+    expect(empty.code).toBe(0);
+    expect(empty.stdout).toContain('forge api    no governed call in the last hour');
+    const governor = (owner: string) =>
+      new ForgeGovernor({
+        client: ddb.documentClient(),
+        tableName: tokens,
+        owner,
+        limits: { concurrency: 5, budgets: [] },
+      });
+    const reset = Math.floor(Date.now() / 1000) + 3600;
+    const app = governor('github#app-1#installation-9');
+    await app.acquire('GET'); // still in flight
+    await (await app.acquire('GET')).release({
+      status: 200,
+      headers: new Headers({
+        'x-ratelimit-remaining': '4211',
+        'x-ratelimit-limit': '5000',
+        'x-ratelimit-reset': String(reset),
+      }),
+    });
+    await (await governor('forge#bot#repo').acquire('POST')).release({
+      status: 403,
+      headers: new Headers({ 'retry-after': '600' }),
+    });
+    const result = await local(busy, emptyDedupe, ['--token-table', tokens]);
+    expect(result.code).toBe(1);
+    const at = new Date(reset * 1000).toISOString();
+    expect(result.stdout).toContain(`forge api    forge#bot#repo: 0 in flight, stopped until `);
+    expect(result.stdout).toMatch(
+      /^ {13}github#app-1#installation-9: 1 in flight, 4211 of 5000 left until \S+$/m,
+    );
+    expect(result.stdout).toContain(`4211 of 5000 left until ${at}`);
+    expect(result.stdout).toMatch(
+      /^attention {2}the forge api of "forge#bot#repo" is stopped until \S+ \(retry-after\)/m,
+    );
+    const json = JSON.parse(
+      (await local(busy, emptyDedupe, ['--token-table', tokens, '--json'])).stdout,
+    ) as StatusReport;
+    expect(json.forgeApi).toEqual([
+      { owner: 'forge#bot#repo', inFlight: 0, stop: { until: expect.any(String), reason: 'retry-after' } },
+      {
+        owner: 'github#app-1#installation-9',
+        inFlight: 1,
+        primary: { remaining: 4211, total: 5000, resetAt: at },
+      },
+    ]);
+    // A token table that cannot be read is said so, and is no failure of the status.
+    const missing = await local(busy, emptyDedupe, ['--token-table', 'no-such-tokens']);
+    expect(missing.code).toBe(0);
+    expect(missing.stdout).toContain('forge api    token table "no-such-tokens" not readable');
   });
 
   it('runs as a process with the same exit code', async () => {

@@ -4,7 +4,7 @@
  * a burst of opened pull requests becomes comments paced under the forge's limits across every instance, not 403s.
  * It logs `comment written` and reports its outcome (and how long its call waited) into the delivery log.
  */
-import { createForgeApi, createSubscriberHandler } from '../../lib/aws/index.js';
+import { createForgeApi, createSubscriberHandler } from '../lib/aws/index.js';
 
 const api = createForgeApi();
 
@@ -12,10 +12,18 @@ export const handler = createSubscriberHandler({
   register: (events, { logger }) =>
     events.on('pull_request.opened', async ({ id, payload }) => {
       const { number } = payload.pull_request as { number: number };
-      const response = await api.post(`/repos/${payload.repository.full_name}/issues/${number}/comments`, {
-        headers: { 'content-type': 'application/json' },
-        body: { body: `Thanks for pull request #${number}! A maintainer will look at it soon.` },
-      });
+      let response: Awaited<ReturnType<typeof api.post>>;
+      try {
+        response = await api.post(`/repos/${payload.repository.full_name}/issues/${number}/comments`, {
+          headers: { 'content-type': 'application/json' },
+          body: { body: `Thanks for pull request #${number}! A maintainer will look at it soon.` },
+        });
+      } catch (error) {
+        // Its code and the forge's status only: the error's message may quote the answer.
+        const status = (error as { response?: { status?: unknown } }).response?.status;
+        logger.error('comment failed', { delivery: id, status, code: (error as { code?: unknown }).code });
+        throw error;
+      }
       const comment = (response.parsed as { id?: unknown } | undefined)?.id;
       logger.info('comment written', { delivery: id, status: response.status, comment });
     }),

@@ -1,0 +1,178 @@
+// The forge API governor against the local stack: 300 `pull_request.opened` deliveries sent 50 at a time to the
+// github source, each making one content-creating call (the example commenter's comment), the forge API stand-in
+// enforcing GitHub's secondary limits scaled down. One run with the governor, one without it, side by side: the
+// comments made, the limit answers the forge gave and those that reached the subscriber's code, the most requests in
+// flight, and the total time beside the floor the forge's pacing limit allows. Then what the governor costs per
+// million deliveries, from the AWS calls the commenter made (recorded by the stack) and the time its calls waited.
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DeliveryLog } from '../lib/aws/index.js';
+import type { AwsCallLogLine } from '../local-stack/aws-call-recorder.js';
+import { forgeSample, signForgeDelivery } from '../local-stack/sample-deliveries.js';
+import { type LocalStack, startLocalStack } from '../local-stack/stack.js';
+import { Prices } from './cost-model.js';
+
+const DELIVERIES = Number(process.env.BENCH_GOVERNOR_DELIVERIES ?? 300);
+const AT_ONCE = 50;
+/** The stand-in's limits: 10 in flight, 30 content-creating requests in any 3 s (GitHub's: 100, 80 a minute). */
+const FORGE = { concurrency: 10, writes: 30, windowSeconds: 3 };
+/** The governor a notch under the forge: it paces calls as they leave, the forge counts them as they arrive. */
+const BUDGETS = `writes:${FORGE.writes - 1}/${FORGE.windowSeconds}s`;
+const FUNCTION = 'onPullRequestOpened';
+/** The stage's memory size (serverless.yml `provider.memorySize`), for the waits' Lambda cost. */
+const MEMORY_GB = 256 / 1024;
+
+interface RunResult {
+  label: string;
+  comments: number;
+  limitAnswers: number;
+  reachedCode: number;
+  maxConcurrent: number;
+  seconds: number;
+  writesPerDelivery: number;
+  waitMsPerDelivery: number;
+}
+
+/** Sends `AT_ONCE` at a time; resolves the delivery ids. */
+async function send(stack: LocalStack, repository: string): Promise<string[]> {
+  const github = stack.sources.find((source) => source.name === 'github');
+  if (github === undefined) throw new Error('the local stack has no github source');
+  const sample = forgeSample('github', 'pull_request.opened');
+  const ids: string[] = [];
+  let next = 0;
+  const sender = async () => {
+    while (next < DELIVERIES) {
+      next += 1;
+      const number = next;
+      const payload = structuredClone(sample.payload) as {
+        number: number;
+        pull_request: { number: number };
+        repository: { full_name: string };
+      };
+      payload.number = number;
+      payload.pull_request.number = number;
+      payload.repository.full_name = repository;
+      const delivery = signForgeDelivery(github.secret, 'github', sample.nativeName, payload);
+      for (let attempt = 1; ; attempt++) {
+        const response = await fetch(github.url, {
+          method: 'POST',
+          headers: delivery.headers,
+          body: delivery.body,
+        });
+        const body = await response.text();
+        if (response.status === 202 || (response.status === 200 && body.includes('"duplicate":true'))) break;
+        if (attempt === 5) throw new Error(`delivery ${number}: ${response.status} ${body}`);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      ids.push(delivery.id);
+    }
+  };
+  await Promise.all(Array.from({ length: AT_ONCE }, sender));
+  return ids;
+}
+
+async function run(label: string, governor: 'on' | 'off'): Promise<RunResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'forgebridge-governor-bench-'));
+  const callLog = join(dir, 'aws-calls.jsonl');
+  process.env.FORGEBRIDGE_LOCAL_FORGE_LIMITS = `${FORGE.concurrency},${FORGE.writes}/${FORGE.windowSeconds}s`;
+  const stack = await startLocalStack({
+    awsCallLog: callLog,
+    // 50 instances of the commenter at once, as Lambda would start for a burst.
+    concurrency: { [FUNCTION]: AT_ONCE },
+    settings: {
+      FORGEBRIDGE_FORGE_API_GOVERNOR: governor,
+      FORGEBRIDGE_FORGE_API_CONCURRENCY: String(FORGE.concurrency),
+      FORGEBRIDGE_FORGE_API_BUDGETS: BUDGETS,
+      FORGEBRIDGE_LOG_LEVEL: 'INFO',
+    },
+  });
+  const client = new DynamoDBClient(stack.dynamodb.clientConfig);
+  try {
+    const repository = `bench-${randomUUID().slice(0, 8)}/bot`;
+    const fn = `forgebridge-${stack.stage}-${FUNCTION}`;
+    const lines = (message: string) =>
+      stack.functionLogs().filter((line) => line.message === message && line.function_name === fn);
+    const started = Date.now();
+    const ids = await send(stack, repository);
+    const mine = new Set(ids);
+    // Done when every delivery has its comment, or nothing happened for 10 s (what failed is spent: its retries
+    // are used up).
+    let last = -1;
+    let quietSince = Date.now();
+    for (;;) {
+      const seen = lines('comment written').length + lines('comment failed').length;
+      if (seen !== last) {
+        last = seen;
+        quietSince = Date.now();
+      }
+      const written = lines('comment written').filter((line) => mine.has(line.delivery as string)).length;
+      if (written >= DELIVERIES || Date.now() - quietSince > 10_000) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const comments = stack.forgeApi
+      .requests()
+      .filter((call) => call.method === 'POST' && call.path.startsWith(`/repos/${repository}/issues/`));
+    const done = comments.filter((call) => call.status === 201);
+    const finished = Math.max(...done.map((call) => call.at), started);
+    const stats = stack.forgeApi.limitStats();
+    // The commenter's DynamoDB writes (the governor's, the token store's, its delivery-log report) per delivery.
+    const calls = readFileSync(callLog, 'utf8')
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as AwsCallLogLine)
+      .filter((call) => call.kind === 'call' && call.function === FUNCTION && call.service === 'dynamodb');
+    const writes = calls.filter((call) => call.kind === 'call' && /UpdateItem|PutItem/.test(call.operation));
+    const log = new DeliveryLog({ client, tableName: stack.names.deliveriesTable });
+    let waited = 0;
+    for (const id of ids)
+      waited += (await log.get(id, { source: 'github' }))?.subscribers[fn]?.forgeWaitMs ?? 0;
+    return {
+      label,
+      comments: done.length,
+      limitAnswers: stats.concurrencyAnswers + stats.writeAnswers,
+      reachedCode: lines('comment failed').filter((line) => line.status === 403 || line.status === 429)
+        .length,
+      maxConcurrent: stats.maxConcurrent,
+      seconds: (finished - started) / 1000,
+      writesPerDelivery: writes.length / DELIVERIES,
+      waitMsPerDelivery: waited / DELIVERIES,
+    };
+  } finally {
+    client.destroy();
+    await stack.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export default async function governorBench() {
+  // The forge's floor: `writes` in any window of `windowSeconds`, so N of them take at least (N / writes - 1) windows.
+  const floor = (Math.ceil(DELIVERIES / FORGE.writes) - 1) * FORGE.windowSeconds;
+  const results = [
+    await run('forgebridge governor', 'on'),
+    await run('no governor (each call straight out)', 'off'),
+  ];
+  console.log(
+    `${DELIVERIES} pull_request.opened deliveries, ${AT_ONCE} at a time, one comment each; the forge allows ${FORGE.concurrency} in flight and ${FORGE.writes} writes in any ${FORGE.windowSeconds} s (governor: ${BUDGETS}); floor ${floor} s\n`,
+  );
+  console.log(
+    '| run | comments made | limit answers (forge) | reaching subscriber code | most in flight | total time | vs floor |',
+  );
+  console.log('|---|---|---|---|---|---|---|');
+  for (const result of results) {
+    console.log(
+      `| ${result.label} | ${result.comments} of ${DELIVERIES} | ${result.limitAnswers} | ${result.reachedCode} | ${result.maxConcurrent} (limit ${FORGE.concurrency}) | ${result.seconds.toFixed(1)} s | ${(result.seconds / floor).toFixed(2)}x |`,
+    );
+  }
+  const on = results[0] as RunResult;
+  const off = results[1] as RunResult;
+  // What the governor adds per delivery: its writes beyond those of the run without it, and the Lambda time waited.
+  const extraWrites = Math.max(0, on.writesPerDelivery - off.writesPerDelivery);
+  const writeCost = extraWrites * Prices.dynamoDbWriteUnit * 1e6;
+  const waitCost = (on.waitMsPerDelivery / 1000) * MEMORY_GB * Prices.lambdaGbSecond * 1e6;
+  console.log(
+    `\ngovernor cost per million deliveries: ${extraWrites.toFixed(2)} more DynamoDB writes per delivery (${on.writesPerDelivery.toFixed(2)} with it, ${off.writesPerDelivery.toFixed(2)} without) = $${writeCost.toFixed(2)}; waiting ${on.waitMsPerDelivery.toFixed(0)} ms per delivery at ${MEMORY_GB * 1024} MB = $${waitCost.toFixed(2)} of Lambda time (what the burst costs in waiting; below every limit it is 0); total $${(writeCost + waitCost).toFixed(2)}`,
+  );
+}
