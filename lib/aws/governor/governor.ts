@@ -1,31 +1,26 @@
 /**
  * The forge API governor: one DynamoDB item per token owner, in the token table beside the token, that every forge
- * call of every Lambda instance draws from before it goes out.
- *
- * The item (`governor#<owner>`) holds
- * - `leases`: one entry per request in flight (lease id -> epoch ms it expires at). A call takes one while fewer than
- *   the concurrency limit are held and gives it back after the answer; a crashed holder's entry expires and the next
- *   caller that finds the limit reached removes it.
- * - per budget, the theoretical arrival time of the next request (`pace:<budget>`, epoch ms; the generic cell rate
- *   algorithm): a request conforms while that time is at most `(burst - 1)` intervals ahead of now, and pushes it one
- *   interval (`seconds / (limit - burst)`) further. Never more than `limit` requests in any `seconds`-long window.
- * - `stopUntil` / `stopReason`: a time before which nobody calls (a `retry-after` or a primary budget of 0 that one
- *   instance was told of stops them all).
- * - `remaining` / `resetAt` / `total`: the primary budget as the last answer stated it.
- * - `expiresAt`: its TTL; an idle owner's item disappears.
- *
- * A call below every limit costs one conditional `UpdateItem` before it goes out (it takes the lease and draws from
- * every budget at once; `ReturnValues` hands back the item, so no read) and one plain `UpdateItem` after the answer
- * (the lease back, the primary budget's figures). A call that is refused learns why from the same write
- * (`ReturnValuesOnConditionCheckFailure`), waits for the earliest moment it can go and tries again.
+ * call of every Lambda instance draws from before it goes out (the item and its writes, what each call costs:
+ * ./item.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ForgeRateLimitError, isConditionalCheckFailed } from '../errors.js';
 import type { LoggerLike } from '../types.js';
 import { type GovernedAnswer, type LimitVerdict, limitVerdict, primaryFigures } from './answers.js';
-import { type Item, itemOf, type Pace, paceOf, type Refusal, refusalOf, takeExpression } from './item.js';
-import { countsAgainst, type ForgeLimits } from './limits.js';
+import {
+  bookExpression,
+  type Item,
+  itemOf,
+  type Pace,
+  paceOf,
+  type Refusal,
+  refusalOf,
+  releaseExpression,
+  takeExpression,
+  turnOf,
+} from './item.js';
+import { countsAgainst, type ForgeLimits, formatBudgets } from './limits.js';
 
 export type { GovernedAnswer, LimitVerdict };
 
@@ -154,17 +149,25 @@ export class ForgeGovernor {
   async acquire(method: string, options: AcquireOptions = {}): Promise<Permit> {
     const started = this.#now();
     const deadline = Math.min(started + this.#maxWaitMs, options.deadline ?? Number.POSITIVE_INFINITY);
-    const paces = this.#paces.filter((pace) => countsAgainst(pace.budget.scope, method));
     const lease = randomUUID();
+    // The budgets not yet drawn from: a call that had to wait for one booked its turn there already.
+    const counted = this.#paces.filter((pace) => countsAgainst(pace.budget.scope, method));
+    let pending = counted;
     let reclaim: string[] = [];
     let polls = 0;
     let guesses = 0;
     let lastLimit: string | undefined;
+    const refuse = (limit: string, resetAt: number): never => {
+      this.#emit({ type: 'refused', limit });
+      throw new ForgeRateLimitError(this.owner, limit, new Date(resetAt), {
+        waitedMs: this.#now() - started,
+      });
+    };
     for (;;) {
       const now = this.#now();
       let refusal: Refusal | undefined;
       try {
-        this.#seen = await this.#take(lease, paces, reclaim, now);
+        this.#seen = await this.#take(lease, pending, reclaim, now);
         const waitedMs = this.#now() - started;
         if (lastLimit !== undefined) this.#emit({ type: 'waited', ms: waitedMs, limit: lastLimit });
         return this.#permit(lease, waitedMs);
@@ -178,12 +181,42 @@ export class ForgeGovernor {
           await this.#create().catch(() => undefined);
           continue;
         }
-        refusal = refusalOf(item, paces, this.limits.concurrency, this.#now());
+        refusal = refusalOf(item, pending, this.limits.concurrency, this.#now());
         if (refusal?.limit === 'concurrency') {
           reclaim = Object.entries(item.leases)
             .filter(([, until]) => until <= now)
             .map(([id]) => id);
           if (reclaim.length > 0) continue;
+        }
+        // A budget ahead of now: book this call's turn there (the budget's next arrival moves on by one interval,
+        // so each waiter gets a turn of its own and none wakes only to be refused again), then sleep until it.
+        const late = pending.filter((pace) => {
+          const tat = item[pace.attribute];
+          return typeof tat === 'number' && tat - now > pace.toleranceMs;
+        });
+        const stopped = typeof item.stopUntil === 'number' && item.stopUntil > now;
+        // A stop voids the turns booked before it: after it, they would all go at once. The call books again.
+        if (stopped) pending = counted;
+        if (late.length > 0 && !stopped) {
+          lastLimit = refusal?.limit ?? formatBudgets([(late[0] as Pace).budget]);
+          let turn: number | undefined;
+          try {
+            turn = await this.#book(late, this.#now(), deadline);
+          } catch (bookError) {
+            if (!isConditionalCheckFailed(bookError)) return this.#unavailable(bookError, started);
+            const seen = itemOf(bookError);
+            this.#seen = seen;
+            for (const pace of late) {
+              const tat = seen?.[pace.attribute];
+              if (typeof tat === 'number' && tat - pace.toleranceMs > deadline) {
+                refuse(formatBudgets([pace.budget]), tat - pace.toleranceMs);
+              }
+            }
+            continue;
+          }
+          pending = pending.filter((pace) => !late.includes(pace));
+          await this.#sleep(Math.max(0, turn - this.#now()));
+          continue;
         }
       }
       if (refusal === undefined) {
@@ -196,14 +229,33 @@ export class ForgeGovernor {
       const wake =
         refusal.at ??
         this.#now() + Math.min(SLOT_POLL_MAX_MS, SLOT_POLL_FIRST_MS * 2 ** polls++) * (0.5 + this.#random());
-      if (wake > deadline) {
-        this.#emit({ type: 'refused', limit: refusal.limit });
-        throw new ForgeRateLimitError(this.owner, refusal.limit, new Date(refusal.resetAt), {
-          waitedMs: this.#now() - started,
-        });
-      }
+      if (wake > deadline) refuse(refusal.limit, refusal.resetAt);
       await this.#sleep(Math.max(0, wake - this.#now()));
     }
+  }
+
+  /**
+   * Books a turn in each of `paces` (each ahead of now): one write that moves each budget's next arrival on by its
+   * interval, if the turn it gives comes before `deadline`. Resolves the turn (epoch ms); a refused write (the turn
+   * would come too late, or the budget went idle meanwhile) rejects with the condition check's error and the item.
+   */
+  async #book(paces: Pace[], now: number, deadline: number): Promise<number> {
+    const { names, values, set, conditions } = bookExpression(paces, now, deadline);
+    const output = await this.#client.send(
+      new UpdateCommand({
+        TableName: this.#tableName,
+        Key: { pk: this.#key },
+        UpdateExpression: `SET ${set.join(', ')}`,
+        ConditionExpression: conditions.join(' AND '),
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    const item = (output.Attributes ?? {}) as Item;
+    this.#seen = item;
+    return turnOf(item, paces);
   }
 
   /** The store failed: the call goes on without a turn (said in a metric and a log line, once per call). */
@@ -333,22 +385,11 @@ export class ForgeGovernor {
 
   /** Gives the lease back and records the primary budget's figures the answer states. */
   async #release(lease: string, answer: GovernedAnswer | undefined, now: number): Promise<void> {
-    const names: Record<string, string> = { '#l': 'leases', '#id': lease, '#ttl': 'expiresAt' };
-    const values: Record<string, unknown> = { ':ttl': Math.ceil(now / 1000) + this.#ttlSeconds };
-    const set = ['#ttl = :ttl'];
-    const figures = primaryFigures(answer);
-    if (figures !== undefined) {
-      names['#rem'] = 'remaining';
-      names['#reset'] = 'resetAt';
-      values[':rem'] = figures.remaining;
-      values[':reset'] = figures.resetAt;
-      set.push('#rem = :rem', '#reset = :reset');
-      if (figures.total !== undefined) {
-        names['#total'] = 'total';
-        values[':total'] = figures.total;
-        set.push('#total = :total');
-      }
-    }
+    const { names, values, set } = releaseExpression(
+      lease,
+      primaryFigures(answer),
+      Math.ceil(now / 1000) + this.#ttlSeconds,
+    );
     await this.#client.send(
       new UpdateCommand({
         TableName: this.#tableName,

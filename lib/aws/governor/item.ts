@@ -1,6 +1,25 @@
 /**
  * The governor's item and its one conditional write, as plain data: what a try of a call's turn writes, what a
  * refused try's item says of why, and each budget's pace (the generic cell rate algorithm's interval and tolerance).
+ *
+ * The item (`governor#<owner>`) holds
+ * - `leases`: one entry per request in flight (lease id -> epoch ms it expires at). A call takes one while fewer than
+ *   the concurrency limit are held and gives it back after the answer; a crashed holder's entry expires and the next
+ *   caller that finds the limit reached removes it.
+ * - per budget, the theoretical arrival time of the next request (`pace:<budget>`, epoch ms; the generic cell rate
+ *   algorithm): a request conforms while that time is at most `(burst - 1)` intervals ahead of now, and pushes it one
+ *   interval (`seconds / (limit - burst)`) further. Never more than `limit` requests in any `seconds`-long window.
+ * - `stopUntil` / `stopReason`: a time before which nobody calls (a `retry-after` or a primary budget of 0 that one
+ *   instance was told of stops them all).
+ * - `remaining` / `resetAt` / `total`: the primary budget as the last answer stated it.
+ * - `expiresAt`: its TTL; an idle owner's item disappears.
+ *
+ * A call below every limit costs one conditional `UpdateItem` before it goes out (it takes the lease and draws from
+ * every budget at once; `ReturnValues` hands back the item, so no read) and one plain `UpdateItem` after the answer
+ * (the lease back, the primary budget's figures). A call that is refused learns why from the same write
+ * (`ReturnValuesOnConditionCheckFailure`). Held by a budget, it books its turn there (the budget's next arrival moves
+ * on by one interval: each waiter gets a turn of its own) and sleeps until it; held by the concurrency limit, it
+ * tries again after a short wait.
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
@@ -20,6 +39,56 @@ export interface Item {
   stopUntil?: number;
   stopReason?: string;
   [attribute: string]: unknown;
+}
+
+/**
+ * The write that books a call's turn in budgets ahead of now: each one's next arrival moves on by its interval,
+ * provided it is ahead of now beyond its tolerance (else the call conforms at once) and the turn comes by `deadline`.
+ */
+export function bookExpression(paces: Pace[], now: number, deadline: number) {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const set: string[] = [];
+  const conditions: string[] = [];
+  paces.forEach((pace, index) => {
+    const p = `#p${index}`;
+    names[p] = pace.attribute;
+    values[`:i${index}`] = pace.intervalMs;
+    values[`:a${index}`] = now + pace.toleranceMs;
+    values[`:b${index}`] = deadline + pace.toleranceMs;
+    set.push(`${p} = ${p} + :i${index}`);
+    conditions.push(`(${p} > :a${index} AND ${p} <= :b${index})`);
+  });
+  return { names, values, set, conditions };
+}
+
+/** The turn a booking gave (epoch ms): each budget's next arrival before the write, less its tolerance; the latest. */
+export function turnOf(item: Item, paces: Pace[]): number {
+  return Math.max(
+    ...paces.map((pace) => (item[pace.attribute] as number) - pace.intervalMs - pace.toleranceMs),
+  );
+}
+
+/** The write after the answer: the lease given back, the primary budget's figures as the answer stated them. */
+export function releaseExpression(
+  lease: string,
+  figures: { remaining: number; resetAt: number; total: number | undefined } | undefined,
+  ttl: number,
+) {
+  const names: Record<string, string> = { '#l': 'leases', '#id': lease, '#ttl': 'expiresAt' };
+  const values: Record<string, unknown> = { ':ttl': ttl };
+  const set = ['#ttl = :ttl'];
+  if (figures !== undefined) {
+    Object.assign(names, { '#rem': 'remaining', '#reset': 'resetAt' });
+    Object.assign(values, { ':rem': figures.remaining, ':reset': figures.resetAt });
+    set.push('#rem = :rem', '#reset = :reset');
+    if (figures.total !== undefined) {
+      names['#total'] = 'total';
+      values[':total'] = figures.total;
+      set.push('#total = :total');
+    }
+  }
+  return { names, values, set };
 }
 
 /** Why a try was refused, and when to try again (`undefined`: at once). */

@@ -34,7 +34,8 @@ export interface ForgeApiOptions {
 export interface ForgeRequestOptions extends RequestOptions {
   /**
    * Epoch ms the answer is needed by: the call waits for its turn until shortly before. Default: the deadline of the
-   * Lambda invocation the call runs in (a subscriber's), else the governor's longest wait.
+   * Lambda invocation the call runs in (a subscriber's) less a fifth of the time left (1 to 10 s, for the request),
+   * else the governor's longest wait.
    */
   deadline?: number | undefined;
 }
@@ -67,8 +68,14 @@ function governorMetrics(metrics: ForgebridgeMetrics): (event: GovernorEvent) =>
   return (event) => metrics.governor(event);
 }
 
-/** What the request needs to be answered: a second of the invocation's time is left for it. */
-const ANSWER_RESERVE_MS = 1_000;
+/**
+ * The invocation's time kept for the request and what follows it (the answer read, the report written): a fifth of
+ * what is left, from 1 s to 10 s. A call that waited to the last moment and then timed out after the forge took it
+ * would be retried, and a comment written twice.
+ */
+function answerReserveMs(left: number): number {
+  return Math.max(1_000, Math.min(10_000, left / 5));
+}
 
 /**
  * The forge's API for a subscriber: the token of `FORGEBRIDGE_OAUTH_PROVIDER`'s entry of
@@ -87,8 +94,10 @@ export function createForgeApi(options: ForgeApiOptions = {}): ForgeApi {
   const documentClient = DynamoDBDocumentClient.from(
     options.clients?.dynamodb ?? withoutSdkCallLog(new DynamoDBClient(sdkTimeouts())),
   );
+  const settings = options.governor ?? readGovernorConfig(env);
   const tokens = createTokenSource(config.client, {
     ...config,
+    governor: settings,
     documentClient,
     ssm: options.clients?.ssm ?? withoutSdkCallLog(new SSMClient(sdkTimeouts())),
     logger: options.logger,
@@ -96,7 +105,6 @@ export function createForgeApi(options: ForgeApiOptions = {}): ForgeApi {
   });
   const token = async () => (await tokens.store()).get();
   const origin = new URL(config.forgeApiUrl).origin;
-  const settings = options.governor ?? readGovernorConfig(env);
   const governor = settings.enabled
     ? new ForgeGovernor({
         client: documentClient,
@@ -126,8 +134,8 @@ export function createForgeApi(options: ForgeApiOptions = {}): ForgeApi {
     current.catch(() => undefined);
     const send = async () => (await current).request(method, url, rest);
     const invocation = currentInvocation();
-    const by =
-      deadline ?? (invocation?.deadline === undefined ? undefined : invocation.deadline - ANSWER_RESERVE_MS);
+    const end = invocation?.deadline;
+    const by = deadline ?? (end === undefined ? undefined : end - answerReserveMs(end - Date.now()));
     return governedCall(governor, method, send, {
       deadline: by,
       onWait: (ms) => {

@@ -15,6 +15,7 @@ import type { Context } from 'aws-lambda';
 import { resolvePreset } from '../../webhooks/index.js';
 import { DeliveryLog } from '../delivery-log/delivery-log.js';
 import { type Env, sdkTimeouts, withoutSdkCallLog } from '../env.js';
+import { readGovernorConfig } from '../governor/limits.js';
 import { ForgebridgeMetrics } from '../metrics.js';
 import { EventPublisher } from '../publish/index.js';
 import { DedupeRecords } from '../queue/index.js';
@@ -96,6 +97,7 @@ function deliveryLogApi(
           refreshWindowSeconds: config.refreshWindowSeconds,
           logger: deps.logger,
           env: deps.env,
+          governor: readGovernorConfig(deps.env),
         });
   const http = { hook, auth, fetch: deps.fetch, timeoutMs: config.apiTimeoutMs };
   return DELIVERY_LOG_APIS[source.forge](http);

@@ -6,6 +6,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import middy from '@middy/core';
 import { type Env, sdkTimeouts, withoutSdkCallLog } from '../env.js';
 import { TokenRefreshError } from '../errors.js';
+import { readGovernorConfig } from '../governor/limits.js';
 import { readTokenConfig, type TokenConfig } from '../tokens/config.js';
 import { type RefreshRun, refreshTokens } from '../tokens/refresh.js';
 import { createTokenSources, type TokenSource } from '../tokens/token-source.js';
@@ -47,6 +48,8 @@ export function createRefreshHandler(options: RefreshHandlerOptions = {}) {
       ssm: options.clients?.ssm ?? withoutSdkCallLog(new SSMClient(sdkTimeouts())),
       logger,
       env,
+      // A GitHub App installation's token exchange takes its turn with the installation's forge API governor.
+      governor: readGovernorConfig(env),
     });
   const chain = middy(async (): Promise<RefreshRun> => {
     const result = await refreshTokens(sources, { logger });

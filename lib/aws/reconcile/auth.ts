@@ -4,6 +4,8 @@
  */
 import type { KeyObject } from 'node:crypto';
 import { AwsDefaults } from '../constants.js';
+import { ForgeGovernor } from '../governor/governor.js';
+import type { GovernorConfig } from '../governor/limits.js';
 import { createSecretsProvider } from '../secrets.js';
 import type { GitHubAppConfig, TokenSourceConfig } from '../tokens/config.js';
 import { loadGitHubAppKey, signGitHubAppJwt } from '../tokens/github-app.js';
@@ -13,10 +15,29 @@ import type { HookAuth } from './types.js';
 /** A JWT is signed anew once it is this old (GitHub accepts it for 10 minutes from its backdated `iat`). */
 const JWT_REUSE_MS = 5 * 60 * 1000;
 
-/** The token store's token of one entry, as the `authorization` of API calls; `renew` forces a refresh. */
-export function storeAuth(entry: TokenSourceConfig, options: TokenSourceOptions): HookAuth {
+/**
+ * The token store's token of one entry, as the `authorization` of API calls; `renew` forces a refresh. With
+ * `governor` on, every call takes its turn with the token owner's forge API governor (docs/rate-limits.md).
+ */
+export function storeAuth(
+  entry: TokenSourceConfig,
+  options: TokenSourceOptions & { governor?: GovernorConfig | undefined },
+): HookAuth {
   const source = createTokenSource(entry, options);
+  const settings = options.governor;
   return {
+    governor:
+      settings?.enabled === true
+        ? new ForgeGovernor({
+            client: options.documentClient,
+            tableName: options.tableName,
+            owner: source.key,
+            limits: settings.limits,
+            maxWaitMs: settings.maxWaitMs,
+            leaseSeconds: settings.leaseSeconds,
+            logger: options.logger,
+          })
+        : undefined,
     async authorization() {
       const token = await (await source.store()).get();
       return `Bearer ${token.token}`;

@@ -3,7 +3,7 @@
  * answer that is not a success becomes. Tokens never reach an error message: only the method, the path and the
  * forge's status (and its `message`, cleaned) do.
  */
-import { ForgeApiError, ForgeApiErrorCodes } from '../errors.js';
+import { ForgeApiError, ForgeApiErrorCodes, ForgeRateLimitError } from '../errors.js';
 import type { HookAuth } from './types.js';
 
 /** One forge answer, its body read as text (and parsed when JSON). */
@@ -174,10 +174,14 @@ export async function sendAuthorized(
   request: Omit<ForgeRequest, 'authorization'>,
   options: ForgeHttpOptions = {},
 ): Promise<ForgeAnswer> {
-  let answer = await sendForgeRequest({ ...request, authorization: await auth.authorization() }, options);
+  const send = async () =>
+    governed(auth, request, async () =>
+      sendForgeRequest({ ...request, authorization: await auth.authorization() }, options),
+    );
+  let answer = await send();
   if (answer.status !== 401) return answer;
   await auth.renew();
-  answer = await sendForgeRequest({ ...request, authorization: await auth.authorization() }, options);
+  answer = await send();
   if (answer.status === 401) {
     throw new ForgeApiError(
       ForgeApiErrorCodes.unauthorized,
@@ -186,4 +190,50 @@ export async function sendAuthorized(
     );
   }
   return answer;
+}
+
+/**
+ * One request through the hook's governor, when it has one: its turn first (a turn that cannot come in time is a
+ * rate limit of the forge's, `forge_rate_limited`, for the reconciler to stop on), then the answer's limits read and
+ * the slot given back. A rate-limit answer stops every instance of the owner until its `retry-after`.
+ */
+async function governed(
+  auth: HookAuth,
+  request: Omit<ForgeRequest, 'authorization'>,
+  send: () => Promise<ForgeAnswer>,
+): Promise<ForgeAnswer> {
+  const governor = auth.governor;
+  if (governor === undefined) return send();
+  let permit: Awaited<ReturnType<typeof governor.acquire>>;
+  try {
+    permit = await governor.acquire(request.method);
+  } catch (error) {
+    if (!(error instanceof ForgeRateLimitError)) throw error;
+    throw new ForgeApiError(
+      ForgeApiErrorCodes.rateLimited,
+      `${request.method} ${pathOf(request.url)} waits for the forge api limit "${error.limit}"`,
+      {
+        retryAfterSeconds: Math.max(0, Math.ceil((error.resetAt.getTime() - Date.now()) / 1000)),
+        cause: error,
+      },
+    );
+  }
+  try {
+    const answer = await send();
+    await permit.release({ status: answer.status, headers: answer.headers });
+    return answer;
+  } catch (error) {
+    const limited = error instanceof ForgeApiError && error.code === ForgeApiErrorCodes.rateLimited;
+    await permit.release(
+      limited
+        ? {
+            status: error.status ?? 429,
+            headers: new Headers(
+              error.retryAfterSeconds === undefined ? {} : { 'retry-after': String(error.retryAfterSeconds) },
+            ),
+          }
+        : undefined,
+    );
+    throw error;
+  }
 }

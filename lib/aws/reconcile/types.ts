@@ -1,3 +1,4 @@
+import type { ForgeGovernor } from '../governor/governor.js';
 /** One attempt in a forge's delivery log, forge-neutral. */
 export interface ForgeDelivery {
   /** The attempt's id in the forge's log (what redelivery and fetch take). */
@@ -25,6 +26,8 @@ export interface ForgePayload {
 
 /** The token a hook's API calls carry: its header value, and a forced renewal after a 401. */
 export interface HookAuth {
+  /** The forge API governor of the token's owner: every call of the hook takes its turn there. */
+  readonly governor?: ForgeGovernor | undefined;
   /** The `authorization` header value. */
   authorization(): Promise<string>;
   /** Gets a new token (once per 401). */

@@ -8,6 +8,9 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { AccessToken, Client, type ConnectionOptions } from '../../oauth2/index.js';
 import { AwsDefaults } from '../constants.js';
 import type { Env } from '../env.js';
+import { governedCall } from '../governor/governed-call.js';
+import { ForgeGovernor } from '../governor/governor.js';
+import type { GovernorConfig } from '../governor/limits.js';
 import { createSecretsProvider } from '../secrets.js';
 import type { LoggerLike, TokenKey, TokenLike } from '../types.js';
 import type { OAuthClientConfig, TokenConfig, TokenSourceConfig } from './config.js';
@@ -57,6 +60,11 @@ export interface TokenSourceOptions {
   connection?: ConnectionOptions | undefined;
   /** Environment for `IS_OFFLINE`, `secretEnv` and `privateKeyEnv`. Default `process.env`. */
   env?: Env | undefined;
+  /**
+   * The forge API governor's settings: with it on, a GitHub App installation's token exchange takes its turn with
+   * the installation's governor, as every call made with the token does (docs/rate-limits.md). Default: none.
+   */
+  governor?: GovernorConfig | undefined;
   /** Lease and clock knobs of the store (its clock also dates a GitHub App's JWT). */
   store?:
     | Pick<TokenStoreOptions<TokenLike>, 'leaseSeconds' | 'waitMs' | 'pollMs' | 'now' | 'sleep'>
@@ -106,12 +114,32 @@ function kindOf(config: TokenSourceConfig, options: TokenSourceOptions) {
 export function createTokenSource(config: TokenSourceConfig, options: TokenSourceOptions): TokenSource {
   const kind = kindOf(config, options);
   const key = tokenPartitionKey(kind.key);
+  const settings = options.governor;
+  const governor =
+    config.kind === 'github_app' && settings?.enabled === true
+      ? new ForgeGovernor({
+          client: options.documentClient,
+          tableName: options.tableName,
+          owner: key,
+          limits: settings.limits,
+          maxWaitMs: settings.maxWaitMs,
+          leaseSeconds: settings.leaseSeconds,
+          logger: options.logger,
+        })
+      : undefined;
   let store: Promise<TokenStore<AccessToken>> | undefined;
   const build = async () => {
     const [secret] = await kind.secrets.getSecrets();
+    const target = kind.target(secret as string);
     return new TokenStore<AccessToken>({
       ...options.store,
-      ...kind.target(secret as string),
+      ...target,
+      ...(governor === undefined
+        ? {}
+        : {
+            fetchToken: (current: AccessToken | undefined) =>
+              governedCall(governor, 'POST', () => target.fetchToken(current)),
+          }),
       client: options.documentClient,
       tableName: options.tableName,
       refreshWindowSeconds: options.refreshWindowSeconds,

@@ -15,6 +15,9 @@ import {
   type MockInstance,
   vi,
 } from 'vitest';
+import { ForgeRateLimitError } from '../../../../lib/aws/errors.js';
+import { ForgeGovernor } from '../../../../lib/aws/governor/governor.js';
+import { readGovernorConfig } from '../../../../lib/aws/governor/limits.js';
 import {
   GitHubAppError,
   type LoggerLike,
@@ -368,6 +371,35 @@ describe('GitHub App installation tokens against DynamoDB Local and the local fo
     expect(((unknown as Error).cause as Error).message).toBe(
       `installation lookup of app "${APP_ID}" for account "nobody" failed: 404 "Not Found"`,
     );
+  });
+
+  it("takes the token exchange's turn with the installation's forge API governor: a stop in force holds it", async () => {
+    const config = appConfig({ repositories: ['governed'] });
+    const governed = (maxWaitMs: number) =>
+      createTokenSource(config, {
+        documentClient: ddb.documentClient(),
+        tableName: tokens,
+        logger,
+        env: { IS_OFFLINE: 'true', APP_PRIVATE_KEY: privateKey },
+        governor: { ...readGovernorConfig({}), maxWaitMs },
+      });
+    const source = governed(100);
+    // Another instance was told to wait 10 minutes (a secondary limit): the exchange does not go out.
+    const other = new ForgeGovernor({
+      client: ddb.documentClient(),
+      tableName: tokens,
+      owner: source.key,
+      limits: { concurrency: 10, budgets: [] },
+    });
+    await (await other.acquire('GET')).release({
+      status: 403,
+      headers: new Headers({ 'retry-after': '600' }),
+    });
+    const start = forgeApi.requests().length;
+    const refused = await (await source.store()).get().catch((caught: unknown) => caught);
+    expect((refused as Error).cause).toBeInstanceOf(ForgeRateLimitError);
+    expect((refused as { cause: ForgeRateLimitError }).cause.limit).toBe('retry-after');
+    expect(forgeApi.requests().slice(start)).toEqual([]);
   });
 });
 

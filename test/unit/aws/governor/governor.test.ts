@@ -136,6 +136,48 @@ describe('ForgeGovernor (unit)', () => {
     expect(events).toEqual([{ type: 'waited', ms: permit.waitedMs, limit: 'concurrency' }]);
   });
 
+  it('books its turn in a budget ahead of now, sleeps until it, then takes its slot without drawing again', async () => {
+    const time = clock();
+    const now = time.now();
+    const attribute = 'pace:writes:5/1s';
+    const { client, inputs } = stubClient([
+      refused({ pk: 'x', leases: {}, [attribute]: now + 750 }),
+      // The booking: the next arrival moved on by one interval (250 ms): this call's turn is at now + 750.
+      { Attributes: { leases: {}, [attribute]: now + 1000 } },
+      { Attributes: { leases: {} } },
+    ]);
+    const events: GovernorEvent[] = [];
+    const governor = new ForgeGovernor({
+      ...options(client, { limits: { concurrency: 2, budgets: parseBudgets('writes:5/1s') } }),
+      ...time,
+      onEvent: (event) => events.push(event),
+    });
+    const permit = await governor.acquire('POST');
+    expect(inputs[1]?.UpdateExpression).toBe('SET #p0 = #p0 + :i0');
+    expect(inputs[1]?.ConditionExpression).toBe('(#p0 > :a0 AND #p0 <= :b0)');
+    expect(time.sleep).toHaveBeenCalledWith(750);
+    // The slot's write draws from no budget: the booking did.
+    expect(inputs[2]?.UpdateExpression).not.toContain('#p0');
+    expect(permit.waitedMs).toBe(750);
+    expect(events).toEqual([{ type: 'waited', ms: 750, limit: 'writes:5/1s' }]);
+  });
+
+  it('a booking refused because its turn would come past the deadline fails at once, with that turn', async () => {
+    const time = clock();
+    const now = time.now();
+    const attribute = 'pace:writes:5/1s';
+    const ahead = { pk: 'x', leases: {}, [attribute]: now + 10_000 };
+    const { client } = stubClient([refused(ahead), refused(ahead)]);
+    const governor = new ForgeGovernor({
+      ...options(client, { limits: { concurrency: 2, budgets: parseBudgets('writes:5/1s') } }),
+      ...time,
+    });
+    const error = await governor.acquire('POST', { deadline: now + 2_000 }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: 'ForgeRateLimitError', limit: 'writes:5/1s' });
+    expect((error as { resetAt: Date }).resetAt.getTime()).toBe(now + 10_000);
+    expect(time.sleep).not.toHaveBeenCalled();
+  });
+
   it('guesses a busy budget from the item it saw last, and moves its next arrival one interval on', async () => {
     const time = clock();
     const now = time.now();

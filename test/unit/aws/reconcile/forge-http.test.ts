@@ -1,8 +1,9 @@
 // The reconciler's one HTTP call to a forge: an answer larger than the limit is refused while it is read, never
 // buffered whole first.
 import { describe, expect, it } from 'vitest';
-import { ForgeApiError } from '../../../../lib/aws/errors.js';
-import { sendForgeRequest } from '../../../../lib/aws/reconcile/forge-http.js';
+import { ForgeApiError, ForgeApiErrorCodes, ForgeRateLimitError } from '../../../../lib/aws/errors.js';
+import type { ForgeGovernor } from '../../../../lib/aws/governor/governor.js';
+import { sendAuthorized, sendForgeRequest } from '../../../../lib/aws/reconcile/forge-http.js';
 
 const CHUNK = 64 * 1024;
 
@@ -59,5 +60,73 @@ describe('sendForgeRequest()', () => {
       code: 'forge_malformed',
       message: 'GET /x answered 200 with a body that is not json',
     });
+  });
+});
+
+describe('sendAuthorized() through a governor', () => {
+  /** A governor that hands out permits (recording what each was released with), or refuses with `refuse`. */
+  function fakeGovernor(refuse?: Error) {
+    const released: unknown[] = [];
+    const governor = {
+      owner: 'github#app#1',
+      acquire: async () => {
+        if (refuse !== undefined) throw refuse;
+        return {
+          waitedMs: 0,
+          governed: true,
+          release: async (answer?: unknown) => {
+            released.push(answer);
+            return {};
+          },
+        };
+      },
+    } as unknown as ForgeGovernor;
+    return { governor, released };
+  }
+  const auth = (governor: ForgeGovernor) => ({
+    governor,
+    authorization: async () => 'Bearer t0ken',
+    renew: async () => undefined,
+  });
+  const request = { method: 'POST' as const, url: 'https://api.github.com/app/hook/deliveries/1/attempts' };
+
+  it('gives the slot back with the answer, and with the retry-after of a rate-limit answer', async () => {
+    const { governor, released } = fakeGovernor();
+    const ok = (async () =>
+      new Response('{}', { status: 202, headers: { 'x-ratelimit-remaining': '9' } })) as typeof fetch;
+    expect((await sendAuthorized(auth(governor), request, { fetch: ok })).status).toBe(202);
+    const limited = (async () =>
+      new Response('{"message":"slow down"}', {
+        status: 429,
+        headers: { 'retry-after': '7' },
+      })) as typeof fetch;
+    const error = await sendAuthorized(auth(governor), request, { fetch: limited }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: ForgeApiErrorCodes.rateLimited, retryAfterSeconds: 7 });
+    const [first, second] = released as { status: number; headers: Headers }[];
+    expect(first?.headers.get('x-ratelimit-remaining')).toBe('9');
+    expect([second?.status, second?.headers.get('retry-after')]).toEqual([429, '7']);
+    const failing = (async () => new Response('{}', { status: 500 })) as typeof fetch;
+    await expect(sendAuthorized(auth(governor), request, { fetch: failing })).rejects.toMatchObject({
+      code: ForgeApiErrorCodes.unavailable,
+    });
+    expect(released[2]).toBeUndefined();
+  });
+
+  it('a turn that cannot come in time is a rate limit the reconciler stops on, with when it frees up', async () => {
+    const resetAt = new Date(Date.now() + 30_000);
+    const { governor } = fakeGovernor(new ForgeRateLimitError('github#app#1', 'writes:80/60s', resetAt));
+    const never = (async () => {
+      throw new Error('not sent');
+    }) as typeof fetch;
+    const error = (await sendAuthorized(auth(governor), request, { fetch: never }).catch(
+      (e: unknown) => e,
+    )) as ForgeApiError;
+    expect(error.code).toBe(ForgeApiErrorCodes.rateLimited);
+    expect(error.message).toBe(
+      'POST /app/hook/deliveries/1/attempts waits for the forge api limit "writes:80/60s"',
+    );
+    expect(error.retryAfterSeconds).toBeGreaterThanOrEqual(29);
+    const other = fakeGovernor(new TypeError('boom'));
+    await expect(sendAuthorized(auth(other.governor), request, { fetch: never })).rejects.toThrow('boom');
   });
 });
