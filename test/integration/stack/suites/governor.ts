@@ -9,7 +9,7 @@ import { DeliveryLog } from '../../../../lib/aws/index.js';
 import { forgeSample, signForgeDelivery } from '../../../../local-stack/sample-deliveries.js';
 import type { TestStack } from '../../../helpers/stack.js';
 
-const BURST = 12;
+const BURST = 8;
 
 /** Runs in the shared local stack (../local-stack.test.ts). */
 export function governorSuite(stack: () => TestStack): void {
@@ -56,7 +56,7 @@ export function governorSuite(stack: () => TestStack): void {
               line.function_name === `forgebridge-${t.stack.stage}-onPullRequestOpened` &&
               ids.includes(line.delivery as string),
           );
-      // 8 in any 6 s, paced by the governor a notch under (config/local.yml: 7 in 6 s): about 11 s for 12.
+      // 8 in any 6 s, paced by the governor a notch under (config/local.yml: 7 in 6 s): about 7 s for 8.
       await t.waitFor(() => written().length >= BURST, { timeoutMs: 90_000 });
       const comments = t.stack.forgeApi
         .requests()
@@ -71,10 +71,9 @@ export function governorSuite(stack: () => TestStack): void {
         expect(comments.map((call) => call.status)).toEqual(Array(BURST).fill(201));
       });
       expect(t.stack.forgeApi.limitStats().maxConcurrent).toBeLessThanOrEqual(10);
-      // Spread over the budget's pace: never more than 8 in any 6 s.
+      // Spread over the budget's pace (7 in any 6 s, one a second): the 8 span more than 6 s.
       const at = comments.map((call) => call.at).sort((a, b) => a - b);
-      for (let i = 8; i < at.length; i++)
-        expect((at[i] as number) - (at[i - 8] as number)).toBeGreaterThan(6_000);
+      expect((at.at(-1) as number) - (at[0] as number)).toBeGreaterThan(6_000);
       // The delivery log says how long the commenter's calls waited.
       const log = new DeliveryLog({ client, tableName: t.stack.names.deliveriesTable });
       const name = `forgebridge-${t.stack.stage}-onPullRequestOpened`;
