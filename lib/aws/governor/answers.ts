@@ -11,6 +11,14 @@ export interface GovernedAnswer {
   headers: Headers;
 }
 
+/** What the governor saw, for metrics and logs. */
+export type GovernorEvent =
+  | { type: 'waited'; ms: number; limit: string }
+  | { type: 'refused'; limit: string }
+  | { type: 'limit-answer'; status: number; limit: string }
+  | { type: 'unavailable' }
+  | { type: 'malformed-header'; header: string };
+
 /** What an answer says of the forge's limits. */
 export interface LimitVerdict {
   /** A 403/429 that is a rate limit: `secondary` (retry after the wait) or `primary` (do not spend more). */

@@ -7,7 +7,13 @@ import { randomUUID } from 'node:crypto';
 import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ForgeRateLimitError, isConditionalCheckFailed } from '../errors.js';
 import type { LoggerLike } from '../types.js';
-import { type GovernedAnswer, type LimitVerdict, limitVerdict, primaryFigures } from './answers.js';
+import {
+  type GovernedAnswer,
+  type GovernorEvent,
+  type LimitVerdict,
+  limitVerdict,
+  primaryFigures,
+} from './answers.js';
 import {
   bookExpression,
   type Item,
@@ -22,24 +28,14 @@ import {
 } from './item.js';
 import { countsAgainst, type ForgeLimits, formatBudgets } from './limits.js';
 
-export type { GovernedAnswer, LimitVerdict };
+export type { GovernedAnswer, GovernorEvent, LimitVerdict };
 
 /** Key prefix of a governor item in the token table. */
 export const GOVERNOR_KEY_PREFIX = 'governor#';
 
-/** How long an idle owner's item is kept beyond its longest budget window. */
-const ITEM_TTL_SECONDS = 3600;
-/** Waits between tries while every slot is taken: from the first to the last, doubling, with jitter. */
-const SLOT_POLL_FIRST_MS = 20;
-const SLOT_POLL_MAX_MS = 250;
-
-/** What the governor saw, for metrics and logs. */
-export type GovernorEvent =
-  | { type: 'waited'; ms: number; limit: string }
-  | { type: 'refused'; limit: string }
-  | { type: 'limit-answer'; status: number; limit: string }
-  | { type: 'unavailable' }
-  | { type: 'malformed-header'; header: string };
+// How long an idle owner's item is kept beyond its longest budget window; the waits between tries while every slot
+// is taken, from the first to the last, doubling, with jitter.
+const [ITEM_TTL_SECONDS, SLOT_POLL_FIRST_MS, SLOT_POLL_MAX_MS] = [3600, 20, 250] as const;
 
 /** Options of {@link ForgeGovernor}. */
 export interface ForgeGovernorOptions {

@@ -232,6 +232,14 @@ describe('DeliveryLog on DynamoDB Local', () => {
     await expect(
       log.recordSubscriber(deliveryId, { subscriber: 'x', outcome: 'ok', durationMs: 1, forgeWaitMs: -1 }),
     ).rejects.toThrow('"forgeWaitMs" must be a non-negative number');
+    await expect(
+      log.recordSubscriber(deliveryId, {
+        subscriber: 'x',
+        outcome: 'ok',
+        durationMs: 1,
+        forgeWaitMs: 'long' as unknown as number,
+      }),
+    ).rejects.toThrow('"forgeWaitMs" must be a non-negative number');
     expect(details?.latest.outcome).toBe('published');
     const listed = await log.list({ limit: 1, subscribers: true });
     expect(Object.keys(listed.records[0]?.subscribers ?? {})).toHaveLength(10);

@@ -92,8 +92,9 @@ export function forgesSuite(stack: () => TestStack): void {
             sent.every(
               (delivery) =>
                 // A push: its rule and the catch-all; a pull request: the catch-all and the example ordered
-                // subscriber with its twin on the bus.
-                Object.keys(t.receivedBy(delivery.id)).length >= (delivery.name === 'push' ? 2 : 3) &&
+                // subscriber with its twin on the bus, and for GitHub the example commenter, which waits its turn.
+                Object.keys(t.receivedBy(delivery.id)).length >=
+                  (delivery.name === 'push' ? 2 : delivery.forge === 'github' ? 4 : 3) &&
                 t.recorded(delivery.id).length >= 1,
             ),
           { timeoutMs: 60_000 },

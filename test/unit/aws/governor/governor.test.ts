@@ -178,6 +178,59 @@ describe('ForgeGovernor (unit)', () => {
     expect(time.sleep).not.toHaveBeenCalled();
   });
 
+  it('a booking refused because the budget went idle meanwhile tries again at once; a store failing then goes on unthrottled', async () => {
+    const time = clock();
+    const now = time.now();
+    const attribute = 'pace:writes:5/1s';
+    const { client, inputs } = stubClient([
+      refused({ pk: 'x', leases: {}, [attribute]: now + 750 }),
+      refused({ pk: 'x', leases: {}, [attribute]: now - 1 }),
+      { Attributes: { leases: {} } },
+    ]);
+    const limits = { concurrency: 2, budgets: parseBudgets('writes:5/1s') };
+    const permit = await new ForgeGovernor({ ...options(client, { limits }), ...time }).acquire('POST');
+    expect(permit.governed).toBe(true);
+    expect(inputs).toHaveLength(3);
+    expect(time.sleep).not.toHaveBeenCalled();
+    const failing = stubClient([
+      refused({ pk: 'x', leases: {}, [attribute]: now + 750 }),
+      new Error('throttled'),
+    ]);
+    const events: GovernorEvent[] = [];
+    const unthrottled = await new ForgeGovernor({
+      ...options(failing.client, { limits }),
+      ...time,
+      onEvent: (event) => events.push(event),
+    }).acquire('POST');
+    expect(unthrottled.governed).toBe(false);
+    expect(events).toEqual([{ type: 'unavailable' }]);
+  });
+
+  it('a stop in force voids the turn it had booked: after the stop the call books again', async () => {
+    const time = clock();
+    const now = time.now();
+    const attribute = 'pace:writes:5/1s';
+    const { client, inputs } = stubClient([
+      refused({ pk: 'x', leases: {}, [attribute]: now + 250 }),
+      { Attributes: { leases: {}, [attribute]: now + 500 } },
+      // At its turn a stop has come in force (another instance was told to wait).
+      refused({
+        pk: 'x',
+        leases: {},
+        [attribute]: now + 500,
+        stopUntil: now + 5_000,
+        stopReason: 'retry-after',
+      }),
+      { Attributes: { leases: {} } },
+    ]);
+    const limits = { concurrency: 2, budgets: parseBudgets('writes:5/1s') };
+    await new ForgeGovernor({ ...options(client, { limits }), ...time }).acquire('POST');
+    expect(time.sleep).toHaveBeenNthCalledWith(1, 250);
+    expect(time.sleep).toHaveBeenNthCalledWith(2, 4_750);
+    // Its last try draws from the budget again.
+    expect(inputs[3]?.UpdateExpression).toContain('#p0');
+  });
+
   it('guesses a busy budget from the item it saw last, and moves its next arrival one interval on', async () => {
     const time = clock();
     const now = time.now();

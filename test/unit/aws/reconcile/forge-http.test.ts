@@ -105,6 +105,18 @@ describe('sendAuthorized() through a governor', () => {
     const [first, second] = released as { status: number; headers: Headers }[];
     expect(first?.headers.get('x-ratelimit-remaining')).toBe('9');
     expect([second?.status, second?.headers.get('retry-after')]).toEqual([429, '7']);
+    // A primary budget at 0 without a reset time: the rate limit is released with no retry-after to share.
+    const spent = (async () =>
+      new Response('{"message":"API rate limit exceeded"}', {
+        status: 403,
+        headers: { 'x-ratelimit-remaining': '0' },
+      })) as typeof fetch;
+    await expect(sendAuthorized(auth(governor), request, { fetch: spent })).rejects.toMatchObject({
+      code: ForgeApiErrorCodes.rateLimited,
+      status: 403,
+    });
+    const third = released.pop() as { status: number; headers: Headers };
+    expect([third.status, third.headers.get('retry-after')]).toEqual([403, null]);
     const failing = (async () => new Response('{}', { status: 500 })) as typeof fetch;
     await expect(sendAuthorized(auth(governor), request, { fetch: failing })).rejects.toMatchObject({
       code: ForgeApiErrorCodes.unavailable,
