@@ -9,7 +9,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DeliveryLog } from '../lib/aws/index.js';
+import { readGovernorConfig } from '../lib/aws/governor/limits.js';
+import { createForgeApi, DeliveryLog } from '../lib/aws/index.js';
+import { DEFAULT_CLIENT, FORGE_API_RESOURCE } from '../local-stack/authorization-server.js';
 import type { AwsCallLogLine } from '../local-stack/aws-call-recorder.js';
 import { forgeSample, signForgeDelivery } from '../local-stack/sample-deliveries.js';
 import { type LocalStack, startLocalStack } from '../local-stack/stack.js';
@@ -18,11 +20,11 @@ import { Prices } from './cost-model.js';
 const DELIVERIES = Number(process.env.BENCH_GOVERNOR_DELIVERIES ?? 300);
 const AT_ONCE = 50;
 /**
- * The stand-in's limits: 10 in flight, 20 content-creating requests in any 10 s (GitHub's: 100, 80 a minute); slow
+ * The stand-in's limits: 10 in flight, 20 content-creating requests in any 20 s (GitHub's: 100, 80 a minute); slow
  * enough that the pacing, not the local stack's own speed (300 deliveries through one machine's ingest), sets the
  * floor.
  */
-const FORGE = { concurrency: 10, writes: 20, windowSeconds: 10 };
+const FORGE = { concurrency: 10, writes: 20, windowSeconds: 20 };
 /** The governor a notch under the forge: it paces calls as they leave, the forge counts them as they arrive. */
 const BUDGETS = `writes:${FORGE.writes - 1}/${FORGE.windowSeconds}s`;
 const FUNCTION = 'onPullRequestOpened';
@@ -91,7 +93,76 @@ async function send(stack: LocalStack, repository: string): Promise<string[]> {
   return ids;
 }
 
-async function run(label: string, governor: 'on' | 'off'): Promise<RunResult> {
+/** A call below every limit: its median time and its DynamoDB requests, governor on and off, the same forge API. */
+interface HappyPath {
+  label: string;
+  medianMs: number;
+  writesPerCall: number;
+  readsPerCall: number;
+}
+
+const HAPPY_CALLS = 200;
+
+/**
+ * `HAPPY_CALLS` reads of an issue one after the other from this process (a warm Lambda's token in memory), through
+ * `createForgeApi` against the stack's forge API and DynamoDB Local: what the governor adds to a call below every
+ * limit.
+ */
+async function happyPath(stack: LocalStack): Promise<HappyPath[]> {
+  const results: HappyPath[] = [];
+  for (const governor of ['off', 'on'] as const) {
+    const client = new DynamoDBClient(stack.dynamodb.clientConfig);
+    const counts = { writes: 0, reads: 0 };
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (/UpdateItem|PutItem/.test(String(context.commandName))) counts.writes += 1;
+        if (/GetItem|Query/.test(String(context.commandName))) counts.reads += 1;
+        return next(args);
+      },
+      { step: 'initialize' },
+    );
+    const api = createForgeApi({
+      env: {
+        IS_OFFLINE: 'true',
+        FORGEBRIDGE_OAUTH_CLIENT_SECRET: DEFAULT_CLIENT.client_secret,
+        FORGEBRIDGE_TOKEN_TABLE: stack.names.tokenTable,
+        FORGEBRIDGE_FORGE_API_URL: stack.forgeApi.url,
+        FORGEBRIDGE_OAUTH_CLIENTS: JSON.stringify([
+          {
+            provider: `happy-${governor}`,
+            clientId: DEFAULT_CLIENT.client_id,
+            scope: 'forge:read',
+            resource: FORGE_API_RESOURCE,
+            site: stack.authorizationServer.issuer,
+          },
+        ]),
+      },
+      clients: { dynamodb: client },
+      governor: { ...readGovernorConfig({}), enabled: governor === 'on' },
+      onGovernorEvent: false,
+    });
+    await api.get('/repos/octo/hello/issues/1');
+    counts.writes = 0;
+    counts.reads = 0;
+    const times: number[] = [];
+    for (let call = 0; call < HAPPY_CALLS; call++) {
+      const started = performance.now();
+      await api.get(`/repos/octo/hello/issues/${call + 1}`);
+      times.push(performance.now() - started);
+    }
+    times.sort((a, b) => a - b);
+    results.push({
+      label: governor === 'on' ? 'forgebridge governor' : 'no governor',
+      medianMs: times[Math.floor(times.length / 2)] as number,
+      writesPerCall: counts.writes / HAPPY_CALLS,
+      readsPerCall: counts.reads / HAPPY_CALLS,
+    });
+    client.destroy();
+  }
+  return results;
+}
+
+async function run(label: string, governor: 'on' | 'off'): Promise<RunResult & { happy?: HappyPath[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'forgebridge-governor-bench-'));
   const callLog = join(dir, 'aws-calls.jsonl');
   process.env.FORGEBRIDGE_LOCAL_FORGE_LIMITS = `${FORGE.concurrency},${FORGE.writes}/${FORGE.windowSeconds}s`;
@@ -110,6 +181,7 @@ async function run(label: string, governor: 'on' | 'off'): Promise<RunResult> {
   });
   const client = new DynamoDBClient(stack.dynamodb.clientConfig);
   try {
+    const happy = governor === 'on' ? await happyPath(stack) : undefined;
     const repository = `bench-${randomUUID().slice(0, 8)}/bot`;
     const fn = `forgebridge-${stack.stage}-${FUNCTION}`;
     const lines = (message: string) =>
@@ -163,6 +235,7 @@ async function run(label: string, governor: 'on' | 'off'): Promise<RunResult> {
       waited += (await log.get(id, { source: 'github' }))?.subscribers[fn]?.forgeWaitMs ?? 0;
     return {
       label,
+      ...(happy === undefined ? {} : { happy }),
       comments: commented.size,
       doubled: done.length - commented.size,
       limitAnswers: stats.concurrencyAnswers + stats.writeAnswers,
@@ -198,6 +271,16 @@ export default async function governorBench() {
   for (const result of results) {
     console.log(
       `| ${result.label} | ${result.comments} of ${DELIVERIES} | ${result.doubled} | ${result.limitAnswers} | ${result.reachedCode} | ${result.maxConcurrent} (limit ${FORGE.concurrency}) | ${result.seconds.toFixed(1)} s | ${result.callSeconds.toFixed(1)} s | ${(result.callSeconds / floor).toFixed(2)}x |`,
+    );
+  }
+  console.log(
+    `\na call below every limit (${HAPPY_CALLS} issue reads one after the other, the token in memory, against the same forge API and DynamoDB Local):\n`,
+  );
+  console.log('| run | median call | DynamoDB writes per call | DynamoDB reads per call |');
+  console.log('|---|---|---|---|');
+  for (const row of results[0]?.happy ?? []) {
+    console.log(
+      `| ${row.label} | ${row.medianMs.toFixed(2)} ms | ${row.writesPerCall.toFixed(2)} | ${row.readsPerCall.toFixed(2)} |`,
     );
   }
   const on = results[0] as RunResult;

@@ -11,6 +11,8 @@ export interface Invocation {
   readonly deadline: number | undefined;
   /** Time the forge calls of this invocation waited for their turn, in ms. */
   forgeWaitMs: number;
+  /** Work that must be done before the invocation ends (the governor giving slots back). */
+  readonly pending: Promise<unknown>[];
 }
 
 const storage = new AsyncLocalStorage<Invocation>();
@@ -23,7 +25,7 @@ export function runInvocation<R>(context: unknown, fn: () => R): R {
     const ms = Number(remaining.call(context));
     if (Number.isFinite(ms) && ms > 0) deadline = Date.now() + ms;
   }
-  return storage.run({ deadline, forgeWaitMs: 0 }, fn);
+  return storage.run({ deadline, forgeWaitMs: 0, pending: [] }, fn);
 }
 
 /** The invocation the caller runs in, if any. */
@@ -38,6 +40,27 @@ export function currentInvocation(): Invocation | undefined {
 export function inInvocation<A extends unknown[], R>(
   handler: (...args: A) => Promise<R>,
 ): (...args: A) => Promise<R> {
-  return (...args: A) =>
-    currentInvocation() === undefined ? runInvocation(args[1], () => handler(...args)) : handler(...args);
+  return (...args: A) => {
+    if (currentInvocation() !== undefined) return handler(...args);
+    return runInvocation(args[1], async () => {
+      try {
+        return await handler(...args);
+      } finally {
+        // What must not outlive the invocation is done before Lambda freezes it.
+        const pending = currentInvocation()?.pending ?? [];
+        while (pending.length > 0) await Promise.allSettled(pending.splice(0));
+      }
+    });
+  };
+}
+
+/**
+ * Leaves `work` to the invocation the caller runs in, which waits for it before it ends: `true`; without an
+ * invocation, `false` (the caller awaits it itself).
+ */
+export function afterInvocation(work: Promise<unknown>): boolean {
+  const invocation = currentInvocation();
+  if (invocation === undefined) return false;
+  invocation.pending.push(work);
+  return true;
 }

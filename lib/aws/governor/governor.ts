@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ForgeRateLimitError, isConditionalCheckFailed } from '../errors.js';
+import { afterInvocation } from '../invocation.js';
 import type { LoggerLike } from '../types.js';
 import {
   type GovernedAnswer,
@@ -23,6 +24,7 @@ import {
   type Refusal,
   refusalOf,
   releaseExpression,
+  stopExpression,
   takeExpression,
   turnOf,
 } from './item.js';
@@ -261,12 +263,8 @@ export class ForgeGovernor {
       owner: this.owner,
       error: (error as { name?: unknown })?.name,
     });
-    const waitedMs = this.#now() - started;
-    return {
-      waitedMs,
-      governed: false,
-      release: async (answer) => this.#verdict(answer, this.#now()),
-    };
+    const release = async (answer?: GovernedAnswer) => this.#verdict(answer, this.#now());
+    return { waitedMs: this.#now() - started, governed: false, release };
   }
 
   #permit(lease: string, waitedMs: number): Permit {
@@ -279,16 +277,22 @@ export class ForgeGovernor {
         const verdict = this.#verdict(answer, now);
         if (released) return verdict;
         released = true;
-        try {
-          if (verdict.stopUntil !== undefined) await this.#stop(verdict.stopUntil, verdict.limited, now);
-          await this.#release(lease, answer, now);
-        } catch (error) {
-          // The slot then frees itself when its lease expires.
-          this.#logger?.warn('forge api governor could not give a slot back', {
-            owner: this.owner,
-            error: (error as { name?: unknown })?.name,
-          });
-        }
+        const writes = (async () => {
+          try {
+            if (verdict.stopUntil !== undefined) await this.#stop(verdict.stopUntil, verdict.limited, now);
+            await this.#release(lease, answer, now);
+          } catch (error) {
+            // The slot then frees itself when its lease expires.
+            this.#logger?.warn('forge api governor could not give a slot back', {
+              owner: this.owner,
+              error: (error as { name?: unknown })?.name,
+            });
+          }
+        })();
+        // Inside an invocation, the slot goes back beside what the caller does next (the invocation waits for it
+        // before it ends); a stop is written before the caller hears of it, so that its retry finds it in force.
+        if (verdict.stopUntil === undefined && afterInvocation(writes)) return verdict;
+        await writes;
         return verdict;
       },
     };
@@ -355,18 +359,12 @@ export class ForgeGovernor {
   async #stop(until: number, limited: LimitVerdict['limited'], now: number): Promise<void> {
     const reason = limited === 'secondary' ? 'retry-after' : 'primary';
     try {
+      const ttl = Math.ceil(now / 1000) + this.#ttlSeconds;
       await this.#client.send(
         new UpdateCommand({
           TableName: this.#tableName,
           Key: { pk: this.#key },
-          UpdateExpression: 'SET #s = :until, #r = :reason, #ttl = :ttl',
-          ConditionExpression: 'attribute_not_exists(#s) OR #s < :until',
-          ExpressionAttributeNames: { '#s': 'stopUntil', '#r': 'stopReason', '#ttl': 'expiresAt' },
-          ExpressionAttributeValues: {
-            ':until': until,
-            ':reason': reason,
-            ':ttl': Math.ceil(now / 1000) + this.#ttlSeconds,
-          },
+          ...stopExpression(until, reason, ttl),
         }),
       );
       this.#logger?.warn('forge api limit answer: every call of this owner waits', {

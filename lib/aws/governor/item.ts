@@ -91,6 +91,16 @@ export function releaseExpression(
   return { names, values, set };
 }
 
+/** The write that stops every call of the owner until `until`, never shortening a longer stop already in force. */
+export function stopExpression(until: number, reason: string, ttl: number) {
+  return {
+    UpdateExpression: 'SET #s = :until, #r = :reason, #ttl = :ttl',
+    ConditionExpression: 'attribute_not_exists(#s) OR #s < :until',
+    ExpressionAttributeNames: { '#s': 'stopUntil', '#r': 'stopReason', '#ttl': 'expiresAt' },
+    ExpressionAttributeValues: { ':until': until, ':reason': reason, ':ttl': ttl },
+  };
+}
+
 /** Why a try was refused, and when to try again (`undefined`: at once). */
 export interface Refusal {
   limit: string;

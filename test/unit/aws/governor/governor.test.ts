@@ -291,6 +291,35 @@ describe('ForgeGovernor (unit)', () => {
   });
 });
 
+describe('the slot given back inside an invocation', () => {
+  it('is written beside what the caller does next, and the invocation waits for it before it ends', async () => {
+    let finish: () => void = () => undefined;
+    const written: string[] = [];
+    const client = {
+      send: vi.fn(async (command: { input: Input }) => {
+        if (command.input.UpdateExpression.includes('REMOVE #l.#id')) {
+          await new Promise<void>((resolve) => {
+            finish = resolve;
+          });
+          written.push('released');
+        }
+        return { Attributes: {} };
+      }),
+    } as unknown as DynamoDBDocumentClient;
+    const governor = new ForgeGovernor(options(client));
+    const steps: string[] = [];
+    const handler = inInvocation(async (_event: unknown, _context: unknown) => {
+      const permit = await governor.acquire('GET');
+      await permit.release({ status: 200, headers: new Headers() });
+      steps.push(`answered, released: ${written.length}`);
+      setTimeout(() => finish(), 20);
+    });
+    await handler({}, { getRemainingTimeInMillis: () => 5_000 });
+    steps.push(`ended, released: ${written.length}`);
+    expect(steps).toEqual(['answered, released: 0', 'ended, released: 1']);
+  });
+});
+
 describe('limitVerdict', () => {
   const now = Date.parse('2026-12-07T12:00:00Z');
   const answer = (status: number, headers: Record<string, string> = {}) => ({
