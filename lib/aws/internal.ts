@@ -31,9 +31,11 @@ export {
 } from './delivery-log/index.js';
 export { sdkTimeouts, withoutSdkCallLog } from './env.js';
 export { GOVERNOR_KEY_PREFIX } from './governor/governor.js';
+export { readGovernorConfig } from './governor/limits.js';
 export { createIngestHandler } from './handlers/ingest.js';
 export { createReconcileHandler } from './handlers/reconcile.js';
 export { createOrderedSubscriberHandler, createSubscriberHandler } from './handlers/subscriber.js';
+export { inInvocation } from './invocation.js';
 export { buildEventEntry, eventEntrySize, partitionKeyOf, streamEventOf } from './publish/index.js';
 export { type ReconcileLastRun, readReconcileRun } from './reconcile/last-run.js';
 export type { ReconcileReport } from './reconcile/types.js';

@@ -245,7 +245,8 @@ function localStore(options: SecretOptions): Store {
     read: async () => ({
       secrets: parseSecretList(source.secret),
       version: undefined,
-      changedAt: statSync(state).mtimeMs,
+      // Whole milliseconds, as the log's `receivedAt`: a delivery logged in the same millisecond is not before it.
+      changedAt: Math.floor(statSync(state).mtimeMs),
     }),
     // The list goes into a file of the user's alone, never into a command line (and the shell's history).
     write: async (list) => {
