@@ -1,8 +1,9 @@
 /**
  * What a forge's answer says of its rate limits: a 403/429 that is a limit answer (GitHub's secondary limits with
  * `retry-after`, its primary budget at `x-ratelimit-remaining: 0` with `x-ratelimit-reset`, GitLab's and Bitbucket's
- * 429), the stop it calls for, and the primary budget's figures. A header that is not what the forge documents is
- * ignored (and said so), never a number taken on trust: a stop lasts an hour at most.
+ * 429), the stop it calls for, and the primary budget's figures. GitLab states its budget in `RateLimit-Remaining`,
+ * `RateLimit-Reset` and `RateLimit-Limit` (no `x-` prefix), read where GitHub's names are absent. A header that is
+ * not what the forge documents is ignored (and said so), never a number taken on trust: a stop lasts an hour at most.
  */
 
 /** An answer of the forge, as far as the governor reads it. */
@@ -48,6 +49,28 @@ function wholeNumber(value: string | null | undefined): number | undefined {
   return /^\d{1,12}$/.test(text) ? Number(text) : undefined;
 }
 
+/** The budget's headers of an answer: GitHub's `x-ratelimit-*`, else GitLab's `ratelimit-*`; name and value each. */
+function budgetHeaders(headers: Headers) {
+  const prefix =
+    headers.has('x-ratelimit-remaining') || headers.has('x-ratelimit-reset') ? 'x-ratelimit-' : 'ratelimit-';
+  const read = (field: string) => ({ name: `${prefix}${field}`, text: headers.get(`${prefix}${field}`) });
+  return {
+    gitHub: prefix === 'x-ratelimit-',
+    remaining: read('remaining'),
+    reset: read('reset'),
+    limit: read('limit'),
+  };
+}
+
+/**
+ * A reset time as epoch ms: GitHub and GitLab document epoch seconds. A GitLab figure too small to be one (below
+ * 10^9, before 2001) is read as seconds from now, as the IETF's RateLimit header draft and some GitLab endpoints send it.
+ */
+function resetAtMs(reset: number | undefined, gitHub: boolean, now: number): number | undefined {
+  if (reset === undefined) return undefined;
+  return !gitHub && reset < 1_000_000_000 ? now + reset * 1000 : reset * 1000;
+}
+
 /**
  * Reads an answer's limits at `now` (epoch ms). `onMalformed` is told the name of each rate-limit header present
  * but unreadable.
@@ -59,16 +82,15 @@ export function limitVerdict(
 ): LimitVerdict {
   if (answer === undefined) return {};
   const { status, headers } = answer;
-  const remainingText = headers.get('x-ratelimit-remaining');
-  const resetText = headers.get('x-ratelimit-reset');
+  const budget = budgetHeaders(headers);
   const afterText = headers.get('retry-after');
-  const remaining = wholeNumber(remainingText);
-  const reset = wholeNumber(resetText);
+  const remaining = wholeNumber(budget.remaining.text);
+  const reset = wholeNumber(budget.reset.text);
   const after = afterText === null ? undefined : retryAfterMs(afterText, now);
-  if (remainingText !== null && remaining === undefined) onMalformed('x-ratelimit-remaining');
-  if (resetText !== null && reset === undefined) onMalformed('x-ratelimit-reset');
+  if (budget.remaining.text !== null && remaining === undefined) onMalformed(budget.remaining.name);
+  if (budget.reset.text !== null && reset === undefined) onMalformed(budget.reset.name);
   if (afterText !== null && after === undefined) onMalformed('retry-after');
-  const resetAt = reset === undefined ? undefined : reset * 1000;
+  const resetAt = resetAtMs(reset, budget.gitHub, now);
   const cap = (ms: number) => now + Math.min(MAX_STOP_MS, Math.max(0, ms));
   const limitAnswer = status === 429 || (status === 403 && (remaining === 0 || afterText !== null));
   if (limitAnswer) {
@@ -86,12 +108,18 @@ export function limitVerdict(
   return {};
 }
 
-/** The primary budget as an answer states it (`x-ratelimit-remaining`, `-reset`, `-limit`), when it does. */
+/**
+ * The primary budget as an answer states it at `now` (`x-ratelimit-remaining`, `-reset`, `-limit`, or GitLab's
+ * `ratelimit-*`), when it does.
+ */
 export function primaryFigures(
   answer: GovernedAnswer | undefined,
+  now: number = Date.now(),
 ): { remaining: number; resetAt: number; total: number | undefined } | undefined {
-  const remaining = wholeNumber(answer?.headers.get('x-ratelimit-remaining'));
-  const reset = wholeNumber(answer?.headers.get('x-ratelimit-reset'));
-  if (remaining === undefined || reset === undefined) return undefined;
-  return { remaining, resetAt: reset * 1000, total: wholeNumber(answer?.headers.get('x-ratelimit-limit')) };
+  if (answer === undefined) return undefined;
+  const budget = budgetHeaders(answer.headers);
+  const remaining = wholeNumber(budget.remaining.text);
+  const resetAt = resetAtMs(wholeNumber(budget.reset.text), budget.gitHub, now);
+  if (remaining === undefined || resetAt === undefined) return undefined;
+  return { remaining, resetAt, total: wholeNumber(budget.limit.text) };
 }

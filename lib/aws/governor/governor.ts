@@ -381,7 +381,7 @@ export class ForgeGovernor {
   async #release(lease: string, answer: GovernedAnswer | undefined, now: number): Promise<void> {
     const { names, values, set } = releaseExpression(
       lease,
-      primaryFigures(answer),
+      primaryFigures(answer, now),
       Math.ceil(now / 1000) + this.#ttlSeconds,
     );
     await this.#client.send(

@@ -184,6 +184,33 @@ describe('ForgeGovernor against DynamoDB Local', () => {
     expect(error?.resetAt.getTime()).toBe(reset * 1000);
   });
 
+  it("GitLab's RateLimit-* budget at 0 (no x- prefix) stops every instance until its reset too", async () => {
+    const { owner, governors } = instances(2);
+    const [first, second] = governors as [ForgeGovernor, ForgeGovernor];
+    const reset = Math.floor(Date.now() / 1000) + 45;
+    const permit = await first.acquire('POST');
+    await permit.release({
+      status: 200,
+      headers: headers({
+        'ratelimit-remaining': '0',
+        'ratelimit-reset': String(reset),
+        'ratelimit-limit': '2000',
+      }),
+    });
+    expect(await item(owner)).toMatchObject({
+      stopReason: 'primary',
+      remaining: 0,
+      total: 2000,
+      resetAt: reset * 1000,
+    });
+    const error = (await second.acquire('GET', { deadline: Date.now() + 200 }).catch((e: unknown) => e)) as
+      | ForgeRateLimitError
+      | undefined;
+    expect(error).toBeInstanceOf(ForgeRateLimitError);
+    expect(error?.limit).toBe('primary');
+    expect(error?.resetAt.getTime()).toBe(reset * 1000);
+  });
+
   it('malformed rate-limit headers are ignored and said so; a limit answer without a usable time waits a minute', async () => {
     const { owner, governors, events } = instances(1);
     const governor = governors[0] as ForgeGovernor;

@@ -361,6 +361,57 @@ describe('limitVerdict', () => {
     expect(limitVerdict(undefined, now)).toEqual({});
   });
 
+  it("reads GitLab's RateLimit-* where GitHub's names are absent, a reset in epoch seconds or in seconds from now", () => {
+    const reset = String(now / 1000 + 42);
+    // GitLab's 429 after its per-minute quota: Retry-After decides, the figures are the budget's.
+    expect(
+      limitVerdict(
+        answer(429, { 'ratelimit-remaining': '0', 'ratelimit-reset': reset, 'retry-after': '42' }),
+        now,
+      ),
+    ).toEqual({ limited: 'secondary', stopUntil: now + 42_000 });
+    expect(limitVerdict(answer(429, { 'ratelimit-remaining': '0', 'ratelimit-reset': reset }), now)).toEqual({
+      limited: 'primary',
+      stopUntil: now + 42_000,
+    });
+    // A success that spent the last of the minute's quota stops the others until its reset.
+    expect(limitVerdict(answer(200, { 'ratelimit-remaining': '0', 'ratelimit-reset': '30' }), now)).toEqual({
+      stopUntil: now + 30_000,
+    });
+    expect(
+      primaryFigures(
+        answer(200, { 'ratelimit-remaining': '1999', 'ratelimit-reset': reset, 'ratelimit-limit': '2000' }),
+        now,
+      ),
+    ).toEqual({ remaining: 1999, resetAt: now + 42_000, total: 2000 });
+    expect(primaryFigures(answer(200, { 'ratelimit-remaining': '7', 'ratelimit-reset': '60' }), now)).toEqual(
+      {
+        remaining: 7,
+        resetAt: now + 60_000,
+        total: undefined,
+      },
+    );
+    // GitHub's names win where both are sent; a malformed GitLab header is named as sent.
+    expect(
+      primaryFigures(
+        answer(200, {
+          'x-ratelimit-remaining': '17',
+          'x-ratelimit-reset': '1800000000',
+          'ratelimit-remaining': '3',
+          'ratelimit-reset': '1800000999',
+        }),
+        now,
+      ),
+    ).toEqual({ remaining: 17, resetAt: 1_800_000_000_000, total: undefined });
+    const malformed: string[] = [];
+    expect(
+      limitVerdict(answer(200, { 'ratelimit-remaining': '-1', 'ratelimit-reset': 'soon' }), now, (header) =>
+        malformed.push(header),
+      ),
+    ).toEqual({});
+    expect(malformed).toEqual(['ratelimit-remaining', 'ratelimit-reset']);
+  });
+
   it('says which header it could not read, and never takes it on trust', () => {
     const malformed: string[] = [];
     const verdict = limitVerdict(
