@@ -17,8 +17,10 @@ import {
 } from './answers.js';
 import {
   bookExpression,
+  expressions,
   type Item,
   itemOf,
+  MAX_RECLAIM,
   type Pace,
   paceOf,
   type Refusal,
@@ -28,7 +30,7 @@ import {
   takeExpression,
   turnOf,
 } from './item.js';
-import { countsAgainst, type ForgeLimits, formatBudgets } from './limits.js';
+import { checkLimits, countsAgainst, type ForgeLimits, formatBudgets } from './limits.js';
 
 export type { GovernedAnswer, GovernorEvent, LimitVerdict };
 
@@ -108,12 +110,9 @@ export class ForgeGovernor {
     if (options?.client === undefined) throw new TypeError('"client" is required');
     if (!options.tableName) throw new TypeError('"tableName" is required');
     if (!options.owner) throw new TypeError('"owner" is required');
-    const { concurrency, budgets } = options.limits ?? {};
-    if (!Number.isInteger(concurrency) || concurrency < 1) {
-      throw new TypeError('"limits.concurrency" must be a whole number of at least 1');
-    }
+    this.limits = { concurrency: options.limits?.concurrency, budgets: [...(options.limits?.budgets ?? [])] };
+    checkLimits(this.limits);
     this.owner = options.owner;
-    this.limits = { concurrency, budgets: [...(budgets ?? [])] };
     this.#client = options.client;
     this.#tableName = options.tableName;
     this.#key = `${GOVERNOR_KEY_PREFIX}${options.owner}`;
@@ -183,6 +182,7 @@ export class ForgeGovernor {
         if (refusal?.limit === 'concurrency') {
           reclaim = Object.entries(item.leases)
             .filter(([, until]) => until <= now)
+            .slice(0, MAX_RECLAIM)
             .map(([id]) => id);
           if (reclaim.length > 0) continue;
         }
@@ -238,13 +238,12 @@ export class ForgeGovernor {
    * would come too late, or the budget went idle meanwhile) rejects with the condition check's error and the item.
    */
   async #book(paces: Pace[], now: number, deadline: number): Promise<number> {
-    const { names, values, set, conditions } = bookExpression(paces, now, deadline);
+    const { names, values, ...parts } = bookExpression(paces, now, deadline);
     const output = await this.#client.send(
       new UpdateCommand({
         TableName: this.#tableName,
         Key: { pk: this.#key },
-        UpdateExpression: `SET ${set.join(', ')}`,
-        ConditionExpression: conditions.join(' AND '),
+        ...expressions(parts),
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
         ReturnValues: 'ALL_NEW',
@@ -300,7 +299,7 @@ export class ForgeGovernor {
 
   /** The one conditional write of a call: the lease, every budget, no stop in force. */
   async #take(lease: string, paces: Pace[], reclaim: string[], now: number): Promise<Item> {
-    const { names, values, set, remove, conditions } = takeExpression({
+    const { names, values, ...parts } = takeExpression({
       lease,
       leaseUntil: now + this.#leaseMs,
       limit: this.limits.concurrency + reclaim.length,
@@ -314,8 +313,7 @@ export class ForgeGovernor {
       new UpdateCommand({
         TableName: this.#tableName,
         Key: { pk: this.#key },
-        UpdateExpression: `SET ${set.join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}`,
-        ConditionExpression: conditions.join(' AND '),
+        ...expressions(parts),
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
         ReturnValues: 'ALL_NEW',

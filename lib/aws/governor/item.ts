@@ -25,6 +25,21 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { formatBudgets, type RequestBudget } from './limits.js';
 
+/**
+ * Expired leases one try removes at most: after a mass crash, the slots come back 25 a try, and the try's
+ * expressions stay well under DynamoDB's 4 KB.
+ */
+export const MAX_RECLAIM = 25;
+
+/** The expressions of a write, as DynamoDB takes them. */
+export function expressions(parts: { set: string[]; remove?: string[]; conditions: string[] }) {
+  const remove = parts.remove ?? [];
+  return {
+    UpdateExpression: `SET ${parts.set.join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}`,
+    ConditionExpression: parts.conditions.join(' AND '),
+  };
+}
+
 /** A budget's pace: where its next arrival time is kept, its interval and how far ahead it may run (burst - 1 intervals). */
 export interface Pace {
   budget: RequestBudget;

@@ -29,6 +29,26 @@ export interface ForgeLimits {
   budgets: RequestBudget[];
 }
 
+/**
+ * How far the settings go. Each request in flight is an entry of the owner's one DynamoDB item (an item holds at
+ * most 400 KB) and each budget a clause of its writes (an expression holds at most 4 KB): 1,000 in flight and 4
+ * budgets keep the item under 60 KB and every expression under 1.5 KB, far beyond any forge's documented figures.
+ */
+export const ForgeLimitBounds = { concurrency: 1000, budgets: 4 } as const;
+
+/** Checks limits against {@link ForgeLimitBounds}: a `TypeError` naming `what` for limits out of them. */
+export function checkLimits(limits: ForgeLimits, what = 'limits'): void {
+  const { concurrency, budgets } = limits;
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > ForgeLimitBounds.concurrency) {
+    throw new TypeError(
+      `"${what}.concurrency" must be a whole number from 1 to ${ForgeLimitBounds.concurrency}`,
+    );
+  }
+  if (budgets.length > ForgeLimitBounds.budgets) {
+    throw new TypeError(`"${what}.budgets" holds at most ${ForgeLimitBounds.budgets} budgets`);
+  }
+}
+
 /** The forges with a preset. `generic` is a forge whose limits nobody stated. */
 export const ForgeLimitPresetNames = [
   'github',
@@ -173,20 +193,25 @@ export function readGovernorConfig(env: Env = process.env): GovernorConfig {
   }
   const preset = ForgeLimitPresets[presetName as ForgeLimitPresetName];
   const concurrency = numberEnv('FORGEBRIDGE_FORGE_API_CONCURRENCY', env) ?? preset.concurrency;
-  if (!Number.isInteger(concurrency)) {
-    throw new TypeError('environment variable "FORGEBRIDGE_FORGE_API_CONCURRENCY" must be a whole number');
+  if (!Number.isInteger(concurrency) || concurrency > ForgeLimitBounds.concurrency) {
+    throw new TypeError(
+      `environment variable "FORGEBRIDGE_FORGE_API_CONCURRENCY" must be a whole number from 1 to ${ForgeLimitBounds.concurrency}`,
+    );
   }
   const budgetsText = optionalEnv('FORGEBRIDGE_FORGE_API_BUDGETS', env);
+  const budgets =
+    budgetsText === undefined
+      ? preset.budgets.map((budget) => ({ ...budget }))
+      : parseBudgets(budgetsText, 'FORGEBRIDGE_FORGE_API_BUDGETS');
+  if (budgets.length > ForgeLimitBounds.budgets) {
+    throw new TypeError(
+      `environment variable "FORGEBRIDGE_FORGE_API_BUDGETS" holds at most ${ForgeLimitBounds.budgets} budgets`,
+    );
+  }
   return {
     enabled: switchValue === 'on',
     preset: presetName as ForgeLimitPresetName,
-    limits: {
-      concurrency,
-      budgets:
-        budgetsText === undefined
-          ? preset.budgets.map((budget) => ({ ...budget }))
-          : parseBudgets(budgetsText, 'FORGEBRIDGE_FORGE_API_BUDGETS'),
-    },
+    limits: { concurrency, budgets },
     maxWaitMs: numberEnv('FORGEBRIDGE_FORGE_API_MAX_WAIT_MS', env) ?? GovernorDefaults.maxWaitMs,
     leaseSeconds: numberEnv('FORGEBRIDGE_FORGE_API_LEASE_SECONDS', env) ?? GovernorDefaults.leaseSeconds,
   };

@@ -116,6 +116,27 @@ describe('ForgeGovernor against DynamoDB Local', () => {
     expect(Object.keys(((await item(owner)) as { leases: object }).leases)).toEqual([]);
   });
 
+  it('after a mass crash, the slots come back a batch a try: 200 dead leases, 200 new calls each get one', async () => {
+    const limits = { concurrency: 200, budgets: [] };
+    const { owner, governors } = instances(200, { limits, leaseSeconds: 0.5 });
+    // Every instance dies holding its slot.
+    for (const governor of governors) await governor.acquire('POST');
+    expect(Object.keys(((await item(owner)) as { leases: object }).leases)).toHaveLength(200);
+    await sleep(600);
+    // 200 new instances, one call each: every try removes at most 25 of the dead, so each try's expressions stay
+    // far under DynamoDB's 4 KB, and each call gets its slot.
+    const next = Array.from(
+      { length: 200 },
+      () => new ForgeGovernor({ client: ddb.documentClient(), tableName: table, owner, limits }),
+    );
+    const permits = await Promise.all(next.map((governor) => governor.acquire('GET')));
+    expect(permits.every((permit) => permit.governed)).toBe(true);
+    // Every dead lease is gone: the 200 held are the new calls'.
+    expect(Object.keys(((await item(owner)) as { leases: object }).leases)).toHaveLength(200);
+    await Promise.all(permits.map((permit) => permit.release()));
+    expect(Object.keys(((await item(owner)) as { leases: object }).leases)).toHaveLength(0);
+  }, 60_000);
+
   it('a retry-after one instance was told stops the others until then', async () => {
     const { owner, governors, events } = instances(2);
     const [told, other] = governors as [ForgeGovernor, ForgeGovernor];

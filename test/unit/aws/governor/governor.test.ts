@@ -1,13 +1,21 @@
 // The governor's decisions with a stub DynamoDB client and a fake clock: what it writes, how it reads a refusal,
 // and that nothing of the store's failures reaches the call. Its behaviour against DynamoDB Local:
 // test/integration/aws/governor.
+import { randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it, vi } from 'vitest';
 import { limitVerdict, primaryFigures } from '../../../../lib/aws/governor/answers.js';
 import { governedCall } from '../../../../lib/aws/governor/governed-call.js';
 import { ForgeGovernor, type GovernorEvent } from '../../../../lib/aws/governor/governor.js';
-import { parseBudgets } from '../../../../lib/aws/governor/limits.js';
+import {
+  bookExpression,
+  expressions,
+  MAX_RECLAIM,
+  paceOf,
+  takeExpression,
+} from '../../../../lib/aws/governor/item.js';
+import { ForgeLimitBounds, parseBudgets } from '../../../../lib/aws/governor/limits.js';
 import { currentInvocation, inInvocation, runInvocation } from '../../../../lib/aws/invocation.js';
 
 type Input = {
@@ -66,8 +74,16 @@ describe('ForgeGovernor (unit)', () => {
     expect(() => new ForgeGovernor({ ...options(client), tableName: '' })).toThrow('"tableName" is required');
     expect(() => new ForgeGovernor({ ...options(client), owner: '' })).toThrow('"owner" is required');
     expect(() => new ForgeGovernor({ ...options(client), limits: { concurrency: 0, budgets: [] } })).toThrow(
-      '"limits.concurrency" must be a whole number of at least 1',
+      '"limits.concurrency" must be a whole number from 1 to 1000',
     );
+    expect(
+      () => new ForgeGovernor({ ...options(client), limits: { concurrency: 1001, budgets: [] } }),
+    ).toThrow('"limits.concurrency" must be a whole number from 1 to 1000');
+    const budget = { scope: 'writes' as const, limit: 10, seconds: 1, burst: 1 };
+    expect(
+      () =>
+        new ForgeGovernor({ ...options(client), limits: { concurrency: 1, budgets: Array(5).fill(budget) } }),
+    ).toThrow('"limits.budgets" holds at most 4 budgets');
     expect(() => new ForgeGovernor({ ...options(client), maxWaitMs: -1 })).toThrow('"maxWaitMs"');
     expect(() => new ForgeGovernor({ ...options(client), leaseSeconds: 0 })).toThrow('"leaseSeconds"');
   });
@@ -462,5 +478,58 @@ describe('invocation', () => {
       inner: await inner({}, { getRemainingTimeInMillis: () => 9_000 }),
     }));
     expect(outer.inner).toBe(outer.outer);
+  });
+});
+
+describe("DynamoDB's limits at the settings' bounds", () => {
+  // DynamoDB refuses an expression over 4 KB and an item over 400 KB, and a refused write leaves the calls
+  // unthrottled: the largest writes the settings allow must fit.
+  const budgets = Array.from({ length: ForgeLimitBounds.budgets }, (_, index) => ({
+    scope: 'writes' as const,
+    limit: 999_999_999,
+    seconds: 999_999_999 - index,
+    burst: 999_999_998,
+  }));
+  const paces = budgets.map(paceOf);
+  const now = Date.parse('2026-12-07T12:00:00Z');
+  const busy = Object.fromEntries(paces.map((pace) => [pace.attribute, now + 1]));
+
+  it('the largest try (every budget busy, the most expired leases removed) and booking stay far under 4 KB', () => {
+    const take = takeExpression({
+      lease: randomUUID(),
+      leaseUntil: now + 30_000,
+      limit: ForgeLimitBounds.concurrency + MAX_RECLAIM,
+      ttl: now / 1000 + 999_999_999,
+      reclaim: Array.from({ length: MAX_RECLAIM }, () => randomUUID()),
+      paces,
+      seen: busy,
+      now,
+    });
+    const book = bookExpression(paces, now, now + 60_000);
+    for (const parts of [take, book]) {
+      const { UpdateExpression, ConditionExpression } = expressions(parts);
+      expect(Buffer.byteLength(UpdateExpression)).toBeLessThan(1536);
+      expect(Buffer.byteLength(ConditionExpression)).toBeLessThan(1536);
+    }
+  });
+
+  it('the fullest item (every slot held, every budget, a stop, the primary figures) stays far under 400 KB', () => {
+    const leases = Object.fromEntries(
+      Array.from({ length: ForgeLimitBounds.concurrency }, () => [randomUUID(), now + 30_000]),
+    );
+    const item = {
+      pk: `governor#github#app-${'9'.repeat(20)}#installation-${'9'.repeat(20)}`,
+      leases,
+      ...busy,
+      stopUntil: now,
+      stopReason: 'retry-after',
+      remaining: 12_500,
+      resetAt: now,
+      total: 12_500,
+      expiresAt: now / 1000,
+    };
+    // The item's JSON is longer than its DynamoDB size (names and values as UTF-8, a number in at most 21 bytes,
+    // 3 bytes a map and 1 an entry): a bound from above.
+    expect(Buffer.byteLength(JSON.stringify(item))).toBeLessThan(60 * 1024);
   });
 });

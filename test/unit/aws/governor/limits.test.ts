@@ -112,6 +112,14 @@ describe('readGovernorConfig', () => {
       /"FORGEBRIDGE_FORGE_API_CONCURRENCY" must be a positive number/,
     ],
     [{ FORGEBRIDGE_FORGE_API_BUDGETS: 'lots' }, /"FORGEBRIDGE_FORGE_API_BUDGETS": "lots" is not a budget/],
+    [
+      { FORGEBRIDGE_FORGE_API_CONCURRENCY: '1001' },
+      /"FORGEBRIDGE_FORGE_API_CONCURRENCY" must be a whole number from 1 to 1000/,
+    ],
+    [
+      { FORGEBRIDGE_FORGE_API_BUDGETS: 'writes:2/1s, writes:3/1s, writes:4/1s, writes:5/1s, all:6/1s' },
+      /"FORGEBRIDGE_FORGE_API_BUDGETS" holds at most 4 budgets/,
+    ],
   ])('refuses %o', (env, message) => {
     expect(() => readGovernorConfig(env)).toThrow(message);
   });
