@@ -303,6 +303,8 @@ export const AwsErrorCodes = {
   badRequest: 'bad_request',
   /** A forge API call could not get its turn within its wait (a limit of the governor's, or the forge's own). */
   forgeRateLimited: 'forge_rate_limited',
+  /** A subscriber's handler was still running just before its function's timeout: reported, then failed. */
+  subscriberTimeout: 'subscriber_timeout',
 } as const;
 /** A lib/aws error code. */
 export type AwsErrorCode = (typeof AwsErrorCodes)[keyof typeof AwsErrorCodes];

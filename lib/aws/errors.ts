@@ -176,6 +176,22 @@ export class ForgeRateLimitError extends AwsBridgeError {
 }
 
 /**
+ * A subscriber's handler had not finished `marginMs` before its function's timeout: the delivery log is told (as
+ * `error`, so that `forgebridge replay --outcome error` selects it), and the invocation fails so that the bus retries.
+ */
+export class SubscriberTimeoutError extends AwsBridgeError {
+  override name = 'SubscriberTimeoutError';
+  readonly marginMs: number;
+  constructor(marginMs: number) {
+    super(
+      AwsErrorCodes.subscriberTimeout,
+      `the handler had not finished ${marginMs} ms before the function's timeout`,
+    );
+    this.marginMs = marginMs;
+  }
+}
+
+/**
  * A GitHub App's key is unusable, or the forge refused the app JWT or the token request. `status` is the forge's
  * HTTP status when it answered; the message quotes its `message` field, never the JWT or the key.
  */

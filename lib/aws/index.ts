@@ -37,6 +37,7 @@ export {
   PublishError,
   ResolveDeliveryError,
   SecretsError,
+  SubscriberTimeoutError,
   TokenRefreshError,
   TokenStoreConflictError,
   TokenStoreError,

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { SubscriberTimeoutError } from '../errors.js';
 import { currentInvocation, inInvocation } from '../invocation.js';
 import { errorCode } from '../rules.js';
 import type { LoggerLike } from '../types.js';
@@ -13,6 +14,12 @@ export interface DeliveryReportOptions {
   /** Where a failed report is logged (its error code and the delivery id only). */
   logger?: Pick<LoggerLike, 'warn'> | undefined;
 }
+
+/**
+ * How long before the function's timeout a handler still running is reported `error` (SubscriberTimeoutError):
+ * enough for the report's one DynamoDB write. A fifth of the time left when that is shorter (a function of 1 s).
+ */
+export const TIMEOUT_REPORT_MARGIN_MS = 500;
 
 /** The part of an EventBridge event the report reads: `detail.delivery`, `detail.source` and `detail.hook`. */
 export interface ReportableEvent {
@@ -104,11 +111,28 @@ export function withDeliveryReport<A extends [unknown, ...unknown[]], R>(
     const detail = detailOf(args[0]);
     const started = performance.now();
     let result: R;
+    const deadline = currentInvocation()?.deadline;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      result = await handler(...args);
+      const running = Promise.resolve(handler(...args));
+      if (deadline === undefined) {
+        result = await running;
+      } else {
+        // A handler still running at the timeout would leave no report: Lambda ends it before it could write one.
+        const margin = Math.min(TIMEOUT_REPORT_MARGIN_MS, Math.floor((deadline - Date.now()) / 5));
+        const timeout = new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new SubscriberTimeoutError(margin)),
+            deadline - margin - Date.now(),
+          );
+        });
+        result = await Promise.race([running, timeout]);
+      }
     } catch (error) {
       await report(detail, 'error', started, error);
       throw error;
+    } finally {
+      clearTimeout(timer);
     }
     await report(detail, 'ok', started);
     return result;

@@ -18,6 +18,7 @@ import {
   SIGNATURE_HEADERS,
   withDeliveryReport,
 } from '../../../lib/aws/delivery-log/index.js';
+import { SubscriberTimeoutError } from '../../../lib/aws/errors.js';
 import { Forges, resolvePreset } from '../../../lib/webhooks/index.js';
 
 const documents = mockClient(DynamoDBDocumentClient);
@@ -610,6 +611,51 @@ describe('withDeliveryReport', () => {
       ],
     ]);
     expect(JSON.stringify(reports)).not.toContain('payload-value');
+  });
+
+  it('reports a handler still running just before the timeout as error (SubscriberTimeoutError), then fails', async () => {
+    const reports: unknown[] = [];
+    const deliveryLog = { recordSubscriber: async (...args: unknown[]) => void reports.push(args) };
+    const hanging = withDeliveryReport(async () => new Promise(() => undefined), {
+      name: 'slow',
+      deliveryLog,
+    });
+    const started = Date.now();
+    // 1 s left: reported a fifth of it (200 ms) before the end, not 500 ms.
+    const error = await hanging(event(), { getRemainingTimeInMillis: () => 1_000 }).catch((e: unknown) => e);
+    const took = Date.now() - started;
+    expect(error).toBeInstanceOf(SubscriberTimeoutError);
+    expect(error).toMatchObject({ code: 'subscriber_timeout' });
+    const { marginMs } = error as SubscriberTimeoutError;
+    expect(marginMs).toBeGreaterThan(150);
+    expect(marginMs).toBeLessThanOrEqual(200);
+    expect(took).toBeGreaterThanOrEqual(790);
+    expect(took).toBeLessThan(1_000);
+    expect(reports).toEqual([
+      [
+        'd-1',
+        {
+          subscriber: 'slow',
+          outcome: 'error',
+          durationMs: expect.any(Number),
+          error: {
+            name: 'SubscriberTimeoutError',
+            message: `the handler had not finished ${marginMs} ms before the function's timeout`,
+            code: 'subscriber_timeout',
+          },
+          source: 'default',
+        },
+      ],
+    ]);
+    // A handler done in time is reported ok, and its timer does not outlive it; without a Lambda context none is set.
+    reports.length = 0;
+    const quick = withDeliveryReport(async () => 'done', { name: 'quick', deliveryLog });
+    await expect(quick(event(), { getRemainingTimeInMillis: () => 60_000 })).resolves.toBe('done');
+    await expect(quick(event())).resolves.toBe('done');
+    expect(reports.map((report) => (report as [string, { outcome: string }])[1].outcome)).toEqual([
+      'ok',
+      'ok',
+    ]);
   });
 
   it('never fails the handler because the report failed, and logs the code only', async () => {
