@@ -115,7 +115,8 @@ export function withDeliveryReport<A extends [unknown, ...unknown[]], R>(
     let timer: NodeJS.Timeout | undefined;
     try {
       const running = Promise.resolve(handler(...args));
-      if (deadline === undefined) {
+      // No deadline, or one past what a timer can wait (2^31 - 1 ms; Lambda's longest is 15 minutes): no race.
+      if (deadline === undefined || deadline - Date.now() > 2_147_483_647) {
         result = await running;
       } else {
         // A handler still running at the timeout would leave no report: Lambda ends it before it could write one.
