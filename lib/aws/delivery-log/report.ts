@@ -19,7 +19,7 @@ export interface DeliveryReportOptions {
  * How long before the function's timeout a handler still running is reported `error` (SubscriberTimeoutError):
  * enough for the report's one DynamoDB write. A fifth of the time left when that is shorter (a function of 1 s).
  */
-export const TIMEOUT_REPORT_MARGIN_MS = 500;
+const TIMEOUT_REPORT_MARGIN_MS = 500;
 
 /** The part of an EventBridge event the report reads: `detail.delivery`, `detail.source` and `detail.hook`. */
 export interface ReportableEvent {

@@ -36,16 +36,25 @@ export interface ForgeLimits {
  */
 export const ForgeLimitBounds = { concurrency: 1000, budgets: 4 } as const;
 
-/** Checks limits against {@link ForgeLimitBounds}: a `TypeError` naming `what` for limits out of them. */
-export function checkLimits(limits: ForgeLimits, what = 'limits'): void {
+/**
+ * Checks limits against {@link ForgeLimitBounds}: a `TypeError` naming where each figure came from (`names`: the
+ * option, by default, or the environment variable) for limits out of them.
+ */
+export function checkLimits(
+  limits: ForgeLimits,
+  names: { concurrency: string; budgets: string } = {
+    concurrency: '"limits.concurrency"',
+    budgets: '"limits.budgets"',
+  },
+): void {
   const { concurrency, budgets } = limits;
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > ForgeLimitBounds.concurrency) {
     throw new TypeError(
-      `"${what}.concurrency" must be a whole number from 1 to ${ForgeLimitBounds.concurrency}`,
+      `${names.concurrency} must be a whole number from 1 to ${ForgeLimitBounds.concurrency}`,
     );
   }
   if (budgets.length > ForgeLimitBounds.budgets) {
-    throw new TypeError(`"${what}.budgets" holds at most ${ForgeLimitBounds.budgets} budgets`);
+    throw new TypeError(`${names.budgets} holds at most ${ForgeLimitBounds.budgets} budgets`);
   }
 }
 
@@ -193,21 +202,18 @@ export function readGovernorConfig(env: Env = process.env): GovernorConfig {
   }
   const preset = ForgeLimitPresets[presetName as ForgeLimitPresetName];
   const concurrency = numberEnv('FORGEBRIDGE_FORGE_API_CONCURRENCY', env) ?? preset.concurrency;
-  if (!Number.isInteger(concurrency) || concurrency > ForgeLimitBounds.concurrency) {
-    throw new TypeError(
-      `environment variable "FORGEBRIDGE_FORGE_API_CONCURRENCY" must be a whole number from 1 to ${ForgeLimitBounds.concurrency}`,
-    );
-  }
   const budgetsText = optionalEnv('FORGEBRIDGE_FORGE_API_BUDGETS', env);
   const budgets =
     budgetsText === undefined
       ? preset.budgets.map((budget) => ({ ...budget }))
       : parseBudgets(budgetsText, 'FORGEBRIDGE_FORGE_API_BUDGETS');
-  if (budgets.length > ForgeLimitBounds.budgets) {
-    throw new TypeError(
-      `environment variable "FORGEBRIDGE_FORGE_API_BUDGETS" holds at most ${ForgeLimitBounds.budgets} budgets`,
-    );
-  }
+  checkLimits(
+    { concurrency, budgets },
+    {
+      concurrency: 'environment variable "FORGEBRIDGE_FORGE_API_CONCURRENCY"',
+      budgets: 'environment variable "FORGEBRIDGE_FORGE_API_BUDGETS"',
+    },
+  );
   return {
     enabled: switchValue === 'on',
     preset: presetName as ForgeLimitPresetName,

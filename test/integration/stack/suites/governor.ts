@@ -4,7 +4,7 @@
 // the functions: the stand-in's record of the calls, the commenter's log lines, the delivery log.
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DeliveryLog } from '../../../../lib/aws/index.js';
 import { forgeSample, signForgeDelivery } from '../../../../local-stack/sample-deliveries.js';
 import type { TestStack } from '../../../helpers/stack.js';
@@ -80,11 +80,14 @@ export function governorSuite(stack: () => TestStack): void {
       const read = () =>
         Promise.all(ids.map(async (id) => (await log.get(id, { source: 'github' }))?.subscribers[name]));
       // The report is written once the handler has returned, after its `comment written` line: read until it is.
-      let outcomes = await read();
-      for (let tries = 0; tries < 50 && !outcomes.every((outcome) => outcome !== undefined); tries++) {
-        await new Promise((resolve) => setTimeout(resolve, 200));
-        outcomes = await read();
-      }
+      const outcomes = await vi.waitFor(
+        async () => {
+          const now = await read();
+          if (!now.every((outcome) => outcome !== undefined)) throw new Error('a report is not in yet');
+          return now;
+        },
+        { timeout: 10_000, interval: 200 },
+      );
       expect(outcomes.map((outcome) => outcome?.outcome)).toEqual(Array(BURST).fill('ok'));
       expect(outcomes.filter((outcome) => (outcome?.forgeWaitMs ?? 0) > 1_000).length).toBeGreaterThan(0);
     });
